@@ -1,0 +1,123 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { AppConfig } from "../platform/Config.js"
+import { badRequest, conflict, type BadRequest, type Conflict, Unauthorized } from "../platform/HttpErrors.js"
+import { now } from "../platform/Time.js"
+import { KeyHashing } from "./KeyHashing.js"
+import { PasswordHasher } from "./Passwords.js"
+import { monthStart, type Plan } from "./Plans.js"
+import { AccountsRepo, type AccountRow } from "./Repo.js"
+
+export interface SessionUser {
+  readonly userId: number
+  readonly accountId: number
+  readonly email: string
+  readonly tokenHash: string
+}
+
+export interface SignedIn {
+  readonly token: string
+  readonly expiresAt: Date
+  readonly body: { readonly account: AccountRow; readonly user: { readonly email: string } }
+}
+
+export interface AccountsShape {
+  readonly signup: (input: {
+    readonly email: string
+    readonly password: string
+    readonly account_name: string
+  }) => Effect.Effect<SignedIn, BadRequest | Conflict>
+  readonly login: (input: { readonly email: string; readonly password: string }) => Effect.Effect<SignedIn, Unauthorized>
+  readonly logout: (token: string) => Effect.Effect<void>
+  readonly authenticateSession: (token: string) => Effect.Effect<SessionUser, Unauthorized>
+  readonly me: (user: SessionUser) => Effect.Effect<{
+    readonly account: AccountRow
+    readonly user: { readonly email: string }
+    readonly plan: Plan
+    readonly usage: { brands: number; prompts: number; activeKeys: number; monthlyEvents: number; month: string }
+  }, Unauthorized>
+}
+
+export class Accounts extends Context.Tag("Accounts")<Accounts, AccountsShape>() {}
+
+const PASSWORD_MIN = 10
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+const NOT_SIGNED_IN = new Unauthorized({ error: "not signed in" })
+const INVALID_CREDENTIALS = new Unauthorized({ error: "invalid credentials" })
+
+export const AccountsLive = Layer.effect(
+  Accounts,
+  Effect.gen(function*() {
+    const repo = yield* AccountsRepo
+    const hashing = yield* KeyHashing
+    const passwords = yield* PasswordHasher
+    const config = yield* AppConfig
+
+    const startSession = (account: AccountRow, userId: number, email: string) =>
+      Effect.gen(function*() {
+        const token = hashing.generateToken()
+        const expiresAt = new Date((yield* now).getTime() + config.sessionDays * 86_400_000)
+        yield* repo.createSession({ tokenHash: hashing.hash(token), accountId: account.id, userId, expiresAt })
+        return { token, expiresAt, body: { account, user: { email } } }
+      })
+
+    const signup: AccountsShape["signup"] = (input) =>
+      Effect.gen(function*() {
+        const email = input.email.trim().toLowerCase()
+        const accountName = input.account_name.trim()
+        if (!EMAIL.test(email) || email.length > 254) return yield* Effect.fail(badRequest("invalid email"))
+        if (input.password.length < PASSWORD_MIN) {
+          return yield* Effect.fail(badRequest(`password must be at least ${PASSWORD_MIN} characters`))
+        }
+        if (accountName === "") return yield* Effect.fail(badRequest("account_name required"))
+        const passwordHash = yield* passwords.hash(input.password)
+        const created = yield* repo.createAccountWithUser({ accountName: accountName.slice(0, 200), email, passwordHash }).pipe(
+          Effect.catchTag("EmailTaken", () => Effect.fail(conflict("email already registered")))
+        )
+        return yield* startSession(created.account, created.userId, email)
+      })
+
+    const login: AccountsShape["login"] = (input) =>
+      Effect.gen(function*() {
+        const user = yield* repo.findUserByEmail(input.email.trim())
+        if (Option.isNone(user)) {
+          // Same work as a real check, so timing does not tell which emails exist.
+          yield* passwords.verify(input.password, yield* passwords.dummyHash)
+          return yield* Effect.fail(INVALID_CREDENTIALS)
+        }
+        const ok = yield* passwords.verify(input.password, user.value.passwordHash)
+        if (!ok) return yield* Effect.fail(INVALID_CREDENTIALS)
+        const account = yield* repo.account(user.value.accountId)
+        if (Option.isNone(account)) return yield* Effect.fail(INVALID_CREDENTIALS)
+        return yield* startSession(account.value, user.value.userId, user.value.email)
+      })
+
+    const authenticateSession: AccountsShape["authenticateSession"] = (token) =>
+      Effect.gen(function*() {
+        if (token === "") return yield* Effect.fail(NOT_SIGNED_IN)
+        const tokenHash = hashing.hash(token)
+        const session = yield* repo.findSession(tokenHash, yield* now)
+        if (Option.isNone(session)) return yield* Effect.fail(NOT_SIGNED_IN)
+        return { ...session.value, tokenHash }
+      })
+
+    const me: AccountsShape["me"] = (user) =>
+      Effect.gen(function*() {
+        const month = monthStart(yield* now)
+        const [account, plan, usage] = yield* Effect.all([
+          repo.account(user.accountId),
+          repo.planOf(user.accountId),
+          repo.usage(user.accountId, month)
+        ])
+        if (Option.isNone(account)) return yield* Effect.fail(NOT_SIGNED_IN)
+        return { account: account.value, user: { email: user.email }, plan, usage: { ...usage, month: month.slice(0, 7) } }
+      })
+
+    return {
+      signup,
+      login,
+      logout: (token) => (token === "" ? Effect.void : repo.deleteSession(hashing.hash(token))),
+      authenticateSession,
+      me
+    }
+  })
+)

@@ -1,0 +1,164 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Context, Schema } from "effect"
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PlanLimitReachedError,
+  UnauthorizedError
+} from "../platform/HttpErrors.js"
+import { DateTime } from "../platform/Schemas.js"
+
+// ---------------------------------------------------------------------------
+// Authentication middlewares
+// ---------------------------------------------------------------------------
+
+/** The account (and key) a public request is authenticated as. Every query is scoped by accountId. */
+export class CurrentAccount extends Context.Tag("CurrentAccount")<
+  CurrentAccount,
+  { readonly accountId: number; readonly keyId: string }
+>() {}
+
+/**
+ * Bearer API keys on /api/public/v1. The scheme stays in `security` so OpenAPI lists it;
+ * the handler reads the raw Authorization header itself to tell the four 401 cases apart.
+ */
+export class BearerAuth extends HttpApiMiddleware.Tag<BearerAuth>()("BearerAuth", {
+  failure: UnauthorizedError,
+  provides: CurrentAccount,
+  security: {
+    bearer: HttpApiSecurity.bearer.pipe(
+      HttpApiSecurity.annotate(OpenApi.Description, "An API key created in the web application: `aivkey_...`")
+    )
+  }
+}) {}
+
+export const SESSION_COOKIE = "aiv_session"
+export const sessionSecurity = HttpApiSecurity.apiKey({ in: "cookie", key: SESSION_COOKIE })
+
+/** The signed-in user of a dashboard request. */
+export class CurrentUser extends Context.Tag("CurrentUser")<
+  CurrentUser,
+  { readonly userId: number; readonly accountId: number; readonly email: string; readonly tokenHash: string }
+>() {}
+
+/** Cookie sessions on /api/v1 (the web application); an API key cannot pass it. */
+export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("SessionAuth", {
+  failure: UnauthorizedError,
+  provides: CurrentUser,
+  security: { session: sessionSecurity }
+}) {}
+
+// ---------------------------------------------------------------------------
+// Dashboard: sign-up, sign-in, the account, API keys
+// ---------------------------------------------------------------------------
+
+export const PlanId = Schema.Literal("free", "starter", "growth", "enterprise")
+
+export const AccountSummary = Schema.Struct({ id: Schema.Int, name: Schema.String, plan: Schema.String })
+export const UserSummary = Schema.Struct({ email: Schema.String })
+
+export const SessionBody = Schema.Struct({ account: AccountSummary, user: UserSummary })
+
+export const SignupPayload = Schema.Struct({
+  email: Schema.String,
+  password: Schema.String,
+  account_name: Schema.String
+})
+export const LoginPayload = Schema.Struct({ email: Schema.String, password: Schema.String })
+
+export const PlanEntitlements = Schema.Struct({
+  id: Schema.String,
+  paid: Schema.Boolean,
+  max_api_keys: Schema.Int,
+  max_brands: Schema.Int,
+  max_prompts: Schema.Int,
+  batch_ingest: Schema.Boolean,
+  drain_ingest: Schema.Boolean,
+  monthly_events: Schema.Int,
+  scan_frequency_hours: Schema.Int
+})
+
+export const MeBody = Schema.Struct({
+  account: AccountSummary,
+  user: UserSummary,
+  plan: PlanEntitlements,
+  usage: Schema.Struct({
+    brands: Schema.Int,
+    prompts: Schema.Int,
+    active_api_keys: Schema.Int,
+    monthly_events: Schema.Int,
+    month: Schema.String
+  })
+})
+
+export const ApiKeyRecord = Schema.Struct({
+  id: Schema.UUID,
+  name: Schema.String,
+  prefix: Schema.String.annotations({ description: "First 14 characters of the key plus an ellipsis" }),
+  created_at: DateTime,
+  last_used_at: Schema.NullOr(DateTime),
+  revoked_at: Schema.NullOr(DateTime)
+})
+
+export const ApiKeyList = Schema.Struct({
+  keys: Schema.Array(ApiKeyRecord),
+  count: Schema.Int,
+  limit: Schema.Int.annotations({ description: "Active keys the plan allows" })
+})
+
+export const CreatedApiKey = Schema.Struct({
+  id: Schema.UUID,
+  name: Schema.String,
+  key: Schema.String.annotations({ description: "The full key: shown this once, never again" }),
+  prefix: Schema.String,
+  created_at: DateTime
+})
+
+export const CreateKeyPayload = Schema.Struct({
+  name: Schema.optional(Schema.NullOr(Schema.String))
+})
+
+export const KeyIdPath = Schema.Struct({
+  id: Schema.UUID.annotations({ message: () => "must be a UUID" })
+})
+
+export class AuthGroup extends HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.post("signup", "/auth/signup")
+      .setPayload(SignupPayload)
+      .addSuccess(SessionBody, { status: 201 })
+      .addError(BadRequestError)
+      .addError(ConflictError)
+  )
+  .add(
+    HttpApiEndpoint.post("login", "/auth/login")
+      .setPayload(LoginPayload)
+      .addSuccess(SessionBody)
+      .addError(BadRequestError)
+      .addError(UnauthorizedError)
+  )
+  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(HttpApiSchema.NoContent))
+  .addError(ForbiddenError)
+{}
+
+export class MeGroup extends HttpApiGroup.make("me")
+  .add(HttpApiEndpoint.get("me", "/me").addSuccess(MeBody))
+  .add(HttpApiEndpoint.get("listKeys", "/me/api-keys").addSuccess(ApiKeyList))
+  .add(
+    HttpApiEndpoint.post("createKey", "/me/api-keys")
+      .setPayload(CreateKeyPayload)
+      .addSuccess(CreatedApiKey, { status: 201 })
+      .addError(BadRequestError)
+      .addError(PlanLimitReachedError)
+  )
+  .add(
+    HttpApiEndpoint.post("revokeKey", "/me/api-keys/:id/revoke")
+      .setPath(KeyIdPath)
+      .addSuccess(ApiKeyRecord)
+      .addError(NotFoundError)
+  )
+  .addError(ForbiddenError)
+  .middleware(SessionAuth)
+{}

@@ -1,0 +1,200 @@
+import { Context, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { AppConfig } from "../platform/Config.js"
+import { badRequest, notFound, PlanLimitReached, type BadRequest, type NotFound, Unauthorized } from "../platform/HttpErrors.js"
+import { Database } from "../platform/Sql.js"
+import { now } from "../platform/Time.js"
+import { ApiKeysRepo, type ApiKeyRow, type KeyLookup } from "./KeysRepo.js"
+import { displayPrefix, KEY_PREFIX, KeyHashing } from "./KeyHashing.js"
+import { AccountsRepo } from "./Repo.js"
+
+export interface ApiKeyView {
+  readonly id: string
+  readonly name: string
+  readonly prefix: string
+  readonly created_at: Date
+  readonly last_used_at: Date | null
+  readonly revoked_at: Date | null
+}
+
+export interface ApiKeysShape {
+  readonly list: (accountId: number) => Effect.Effect<{ keys: ReadonlyArray<ApiKeyView>; count: number; limit: number }>
+  readonly create: (
+    accountId: number,
+    name: string | null | undefined
+  ) => Effect.Effect<
+    { id: string; name: string; key: string; prefix: string; created_at: Date },
+    BadRequest | PlanLimitReached
+  >
+  readonly revoke: (accountId: number, id: string) => Effect.Effect<ApiKeyView, NotFound>
+  /** The whole bearer check of spec section 7, from the raw Authorization header. */
+  readonly authenticate: (
+    authorization: string | undefined
+  ) => Effect.Effect<{ readonly accountId: number; readonly keyId: string }, Unauthorized>
+  /** Writes pending last-used times now (also done on a schedule and at shutdown). */
+  readonly flushLastUsed: Effect.Effect<void>
+}
+
+export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, ApiKeysShape>() {}
+
+export const REVOCATION_CHANNEL = "aiv_api_key_revoked"
+const NAME_MAX = 80
+const CACHE_MAX = 100_000
+
+const MISSING = new Unauthorized({ error: "missing Authorization header" })
+const NOT_BEARER = new Unauthorized({ error: "Authorization must be Bearer <token>" })
+const EMPTY = new Unauthorized({ error: "empty bearer token" })
+const INVALID = new Unauthorized({ error: "invalid API key" })
+
+/**
+ * Keys by hash, kept in process so the bearer check costs no query on the hot path.
+ * A revoke deletes the entry at once here and, through NOTIFY, in every other server
+ * process; unknown hashes are cached too (a key cannot be guessed before it exists).
+ */
+const makeKeyCache = () => {
+  const entries = new Map<string, KeyLookup | null>()
+  return {
+    get: (hash: string) => entries.get(hash),
+    set: (hash: string, value: KeyLookup | null) => {
+      if (entries.size >= CACHE_MAX) entries.clear()
+      entries.set(hash, value)
+    },
+    delete: (hash: string) => entries.delete(hash),
+    clear: () => entries.clear()
+  }
+}
+
+const view = (row: ApiKeyRow, pendingLastUsed: Date | undefined): ApiKeyView => ({
+  id: row.id,
+  name: row.name,
+  prefix: row.prefix,
+  created_at: row.createdAt,
+  last_used_at:
+    pendingLastUsed && (!row.lastUsedAt || pendingLastUsed > row.lastUsedAt) ? pendingLastUsed : row.lastUsedAt,
+  revoked_at: row.revokedAt
+})
+
+export const ApiKeysLive = Layer.scoped(
+  ApiKeys,
+  Effect.gen(function*() {
+    const repo = yield* ApiKeysRepo
+    const accounts = yield* AccountsRepo
+    const hashing = yield* KeyHashing
+    const config = yield* AppConfig
+    const database = yield* Database
+    const cache = makeKeyCache()
+    /** key id -> last use not yet written: at most one write per key per flush interval. */
+    const pendingLastUsed = new Map<string, Date>()
+
+    const flushLastUsed = Effect.suspend(() => {
+      if (pendingLastUsed.size === 0) return Effect.void
+      const entries = Array.from(pendingLastUsed, ([id, at]) => ({ id, at }))
+      pendingLastUsed.clear()
+      return repo.touch(entries)
+    })
+
+    yield* flushLastUsed.pipe(
+      Effect.catchAllCause(Effect.logWarning),
+      Effect.repeat(Schedule.spaced(Duration.seconds(config.lastUsedFlushSeconds))),
+      Effect.forkScoped
+    )
+    yield* Effect.addFinalizer(() => flushLastUsed.pipe(Effect.catchAllCause(Effect.logWarning)))
+
+    // Other processes' revokes. Every (re)subscription starts from an empty cache, so a
+    // notification missed while disconnected cannot leave a revoked key usable.
+    yield* database.listen(REVOCATION_CHANNEL).pipe(
+      Stream.runForEach((hash) => Effect.sync(() => cache.delete(hash))),
+      Effect.zipLeft(Effect.fail("listen ended")),
+      Effect.onExit(() => Effect.sync(() => cache.clear())),
+      Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
+      Effect.catchAllCause(Effect.logWarning),
+      Effect.forkScoped
+    )
+
+    const lookup = (hash: string) => {
+      const cached = cache.get(hash)
+      if (cached !== undefined) return Effect.succeed(cached)
+      return Effect.map(repo.findByHash(hash), (found) => {
+        const value = Option.getOrNull(found)
+        cache.set(hash, value)
+        return value
+      })
+    }
+
+    const authenticate: ApiKeysShape["authenticate"] = (authorization) => {
+      if (authorization === undefined) return Effect.fail(MISSING)
+      const header = authorization.trim()
+      if (header === "") return Effect.fail(MISSING)
+      const space = header.indexOf(" ")
+      const scheme = space === -1 ? header : header.slice(0, space)
+      if (scheme.toLowerCase() !== "bearer") return Effect.fail(NOT_BEARER)
+      const token = space === -1 ? "" : header.slice(space + 1).trim()
+      if (token === "") return Effect.fail(EMPTY)
+      if (!token.startsWith(KEY_PREFIX)) return Effect.fail(INVALID)
+      return Effect.flatMap(lookup(hashing.hash(token)), (key) => {
+        if (key === null || key.revoked) return Effect.fail(INVALID)
+        pendingLastUsed.set(key.id, new Date())
+        return Effect.succeed({ accountId: key.accountId, keyId: key.id })
+      })
+    }
+
+    const list: ApiKeysShape["list"] = (accountId) =>
+      Effect.all([repo.list(accountId), accounts.planOf(accountId)]).pipe(
+        Effect.map(([rows, plan]) => ({
+          keys: rows.map((row) => view(row, pendingLastUsed.get(row.id))),
+          count: rows.length,
+          limit: plan.maxKeys
+        }))
+      )
+
+    const create: ApiKeysShape["create"] = (accountId, rawName) =>
+      Effect.gen(function*() {
+        const name = (rawName ?? "").trim().slice(0, NAME_MAX)
+        if (name === "") return yield* Effect.fail(badRequest("name required"))
+        return yield* accounts.withAccountLock(
+          accountId,
+          Effect.gen(function*() {
+            const [plan, active] = yield* Effect.all([accounts.planOf(accountId), repo.countActive(accountId)])
+            if (active >= plan.maxKeys) {
+              return yield* Effect.fail(
+                new PlanLimitReached({
+                  error: "plan_limit_reached",
+                  plan: plan.id,
+                  count: active,
+                  limit: plan.maxKeys,
+                  hint: `The ${plan.id} plan allows ${plan.maxKeys} active API key${plan.maxKeys === 1 ? "" : "s"}. ` +
+                    "Revoke a key you no longer use, or upgrade your plan."
+                })
+              )
+            }
+            const key = hashing.generateKey()
+            const row: ApiKeyRow = {
+              id: crypto.randomUUID(),
+              accountId,
+              name,
+              keyHash: hashing.hash(key),
+              prefix: displayPrefix(key),
+              createdAt: yield* now,
+              lastUsedAt: null,
+              revokedAt: null
+            }
+            yield* repo.insert(row)
+            return { id: row.id, name: row.name, key, prefix: row.prefix, created_at: row.createdAt }
+          })
+        )
+      })
+
+    const revoke: ApiKeysShape["revoke"] = (accountId, id) =>
+      Effect.gen(function*() {
+        const row = yield* repo.revoke(accountId, id, yield* now).pipe(
+          Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("api key not found")), onSome: Effect.succeed }))
+        )
+        cache.delete(row.keyHash)
+        yield* database.notify(REVOCATION_CHANNEL, row.keyHash).pipe(
+          Effect.catchAllCause(Effect.logWarning)
+        )
+        return view(row, pendingLastUsed.get(row.id))
+      })
+
+    return { list, create, revoke, authenticate, flushLastUsed }
+  })
+)

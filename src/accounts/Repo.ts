@@ -1,0 +1,187 @@
+import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { Context, Effect, Layer, Option } from "effect"
+import { isUniqueViolation } from "../platform/SqlErrors.js"
+import type { Plan } from "./Plans.js"
+
+export interface AccountRow {
+  readonly id: number
+  readonly name: string
+  readonly plan: string
+}
+
+export interface UserRow {
+  readonly userId: number
+  readonly accountId: number
+  readonly email: string
+  readonly passwordHash: string
+}
+
+export interface SessionRow {
+  readonly userId: number
+  readonly accountId: number
+  readonly email: string
+}
+
+export interface Usage {
+  readonly brands: number
+  readonly prompts: number
+  readonly activeKeys: number
+  readonly monthlyEvents: number
+}
+
+export class EmailTaken {
+  readonly _tag = "EmailTaken"
+}
+
+/**
+ * Accounts, users, sessions and plans. Infrastructure failures (SqlError) are defects
+ * here: the HTTP edge answers them with 503, and they are never a client's fault.
+ */
+export interface AccountsRepoShape {
+  readonly createAccountWithUser: (input: {
+    readonly accountName: string
+    readonly email: string
+    readonly passwordHash: string
+  }) => Effect.Effect<{ readonly account: AccountRow; readonly userId: number }, EmailTaken>
+  readonly findUserByEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
+  readonly createSession: (input: {
+    readonly tokenHash: string
+    readonly accountId: number
+    readonly userId: number
+    readonly expiresAt: Date
+  }) => Effect.Effect<void>
+  readonly findSession: (tokenHash: string, now: Date) => Effect.Effect<Option.Option<SessionRow>>
+  readonly deleteSession: (tokenHash: string) => Effect.Effect<void>
+  readonly account: (accountId: number) => Effect.Effect<Option.Option<AccountRow>>
+  readonly planOf: (accountId: number) => Effect.Effect<Plan>
+  readonly usage: (accountId: number, month: string) => Effect.Effect<Usage>
+  /** Moves the account of the user with this email to a plan; None when no such user. */
+  readonly setPlanByEmail: (email: string, planId: string) => Effect.Effect<Option.Option<AccountRow>>
+  /** Runs `effect` while holding the account's row lock: plan caps stay exact under concurrent requests. */
+  readonly withAccountLock: <A, E, R>(accountId: number, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+export class AccountsRepo extends Context.Tag("AccountsRepo")<AccountsRepo, AccountsRepoShape>() {}
+
+interface PlanDbRow {
+  readonly id: string
+  readonly paid: boolean
+  readonly max_keys: number
+  readonly max_brands: number
+  readonly max_prompts: number
+  readonly batch_ingest: boolean
+  readonly drain_ingest: boolean
+  readonly monthly_events: number
+  readonly scan_hours: number
+}
+
+export const planFromRow = (row: PlanDbRow): Plan => ({
+  id: row.id,
+  paid: row.paid,
+  maxKeys: row.max_keys,
+  maxBrands: row.max_brands,
+  maxPrompts: row.max_prompts,
+  batchIngest: row.batch_ingest,
+  drainIngest: row.drain_ingest,
+  monthlyEvents: Number(row.monthly_events),
+  scanHours: row.scan_hours
+})
+
+export const AccountsRepoLive = Layer.effect(
+  AccountsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const createAccountWithUser: AccountsRepoShape["createAccountWithUser"] = (input) =>
+      sql.withTransaction(
+        Effect.gen(function*() {
+          const taken = yield* sql<{ id: number }>`select id from users where lower(email) = lower(${input.email})`
+          if (taken.length > 0) return yield* Effect.fail(new EmailTaken())
+          const [account] = yield* sql<{ id: number; name: string; plan: string }>`
+            insert into accounts (name) values (${input.accountName})
+            returning id::int as id, name, plan_id as plan`
+          const [user] = yield* sql<{ id: number }>`
+            insert into users (account_id, email, password_hash)
+            values (${account!.id}, ${input.email}, ${input.passwordHash})
+            returning id::int as id`
+          return { account: account!, userId: user!.id }
+        })
+      ).pipe(
+        // A concurrent sign-up with the same email loses on the unique index.
+        Effect.catchTag("SqlError", (error) =>
+          isUniqueViolation(error.cause) ? Effect.fail(new EmailTaken()) : Effect.die(error)
+        )
+      )
+
+    const findUserByEmail: AccountsRepoShape["findUserByEmail"] = (email) =>
+      sql<UserRow>`
+        select id::int as "userId", account_id::int as "accountId", email, password_hash as "passwordHash"
+        from users where lower(email) = lower(${email})`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const createSession: AccountsRepoShape["createSession"] = (input) =>
+      sql`insert into sessions (token_hash, account_id, user_id, expires_at)
+          values (${input.tokenHash}, ${input.accountId}, ${input.userId}, ${input.expiresAt})`.pipe(Effect.asVoid, Effect.orDie)
+
+    const findSession: AccountsRepoShape["findSession"] = (tokenHash, now) =>
+      sql<SessionRow>`
+        select s.user_id::int as "userId", s.account_id::int as "accountId", u.email
+        from sessions s join users u on u.id = s.user_id
+        where s.token_hash = ${tokenHash} and s.expires_at > ${now}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const deleteSession: AccountsRepoShape["deleteSession"] = (tokenHash) =>
+      sql`delete from sessions where token_hash = ${tokenHash}`.pipe(Effect.asVoid, Effect.orDie)
+
+    const account: AccountsRepoShape["account"] = (accountId) =>
+      sql<AccountRow>`select id::int as id, name, plan_id as plan from accounts where id = ${accountId}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const planOf: AccountsRepoShape["planOf"] = (accountId) =>
+      sql<PlanDbRow>`select p.* from accounts a join plans p on p.id = a.plan_id where a.id = ${accountId}`.pipe(
+        Effect.flatMap((rows) =>
+          rows[0] ? Effect.succeed(planFromRow(rows[0])) : Effect.dieMessage(`account ${accountId} has no plan`)
+        ),
+        Effect.orDie
+      )
+
+    const usage: AccountsRepoShape["usage"] = (accountId, month) =>
+      sql<Usage>`
+        select
+          (select count(*)::int from brands where account_id = ${accountId}) as brands,
+          (select count(*)::int from prompts where account_id = ${accountId}) as prompts,
+          (select count(*)::int from api_keys where account_id = ${accountId} and revoked_at is null) as "activeKeys",
+          coalesce((select events::int from monthly_usage where account_id = ${accountId} and month = ${month}::date), 0) as "monthlyEvents"`.pipe(
+        Effect.map((rows) => rows[0]!),
+        Effect.orDie
+      )
+
+    const setPlanByEmail: AccountsRepoShape["setPlanByEmail"] = (email, planId) =>
+      sql<AccountRow>`
+        update accounts set plan_id = ${planId}
+        where id = (select account_id from users where lower(email) = lower(${email}))
+        returning id::int as id, name, plan_id as plan`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+
+    const withAccountLock: AccountsRepoShape["withAccountLock"] = (accountId, effect) =>
+      sql.withTransaction(
+        Effect.zipRight(sql`select id from accounts where id = ${accountId} for update`.pipe(Effect.orDie), effect)
+      ).pipe(Effect.catchIf((error): error is SqlError => error instanceof SqlError, Effect.die))
+
+    return {
+      createAccountWithUser,
+      findUserByEmail,
+      createSession,
+      findSession,
+      deleteSession,
+      account,
+      planOf,
+      usage,
+      setPlanByEmail,
+      withAccountLock
+    }
+  })
+)

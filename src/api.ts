@@ -1,0 +1,44 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AuthGroup, MeGroup } from "./accounts/Api.js"
+import { AgentsGroup } from "./agents/Api.js"
+import { BrandsGroup, DashboardBrandsGroup } from "./brands/Api.js"
+import { IngestionGroup } from "./ingestion/Api.js"
+import { SystemGroup } from "./platform/SystemApi.js"
+import { CitationsGroup, IndustryGroup, VisibilityGroup } from "./visibility/Api.js"
+
+export const API_VERSION = "2026.05.23"
+
+/** The customer API (spec): 21 paths under /api/public/v1, bearer API keys only. */
+export class PublicApi extends HttpApi.make("public")
+  .add(BrandsGroup)
+  .add(VisibilityGroup)
+  .add(AgentsGroup)
+  .add(IngestionGroup)
+  .add(CitationsGroup)
+  .add(IndustryGroup)
+  .prefix("/api/public/v1")
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Brand AI-Visibility Customer API",
+      version: API_VERSION,
+      description:
+        "How AI answer engines talk about your brands and competitors, and which AI crawlers and agents fetch your pages. " +
+        "Every route is scoped to the account that owns the API key."
+    })
+  )
+{}
+
+/** The dashboard surface (decisions.md): cookie sessions, used by the web application. */
+export class DashboardApi extends HttpApi.make("dashboard")
+  .add(AuthGroup)
+  .add(MeGroup)
+  .add(DashboardBrandsGroup)
+  .prefix("/api/v1")
+{}
+
+/** Everything one server process serves. */
+export class ServerApi extends HttpApi.make("server")
+  .addHttpApi(PublicApi)
+  .addHttpApi(DashboardApi)
+  .add(SystemGroup)
+{}

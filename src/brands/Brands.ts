@@ -1,0 +1,238 @@
+import { Context, Effect, Layer, Option } from "effect"
+import { AccountsRepo } from "../accounts/Repo.js"
+import {
+  badRequest,
+  conflict,
+  notFound,
+  PlanLimitReached,
+  type BadRequest,
+  type Conflict,
+  type NotFound
+} from "../platform/HttpErrors.js"
+import { now } from "../platform/Time.js"
+import type { PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
+import { BrandsRepo, type BrandRow, type CompetitorRow, type PromptRow } from "./Repo.js"
+
+/** The Brand resource of spec 2.1. */
+export interface BrandView {
+  readonly id: number
+  readonly brand_slug: string
+  readonly brand_name: string
+  readonly domain: string
+  readonly vertical: string
+  readonly scan_frequency_hours: number
+  readonly next_scan_at: Date
+  readonly site_id: string
+  readonly added_at: Date
+}
+
+export const brandView = (row: BrandRow): BrandView => ({
+  id: row.id,
+  brand_slug: row.slug,
+  brand_name: row.name,
+  domain: row.domain,
+  vertical: row.vertical,
+  scan_frequency_hours: row.scanHours,
+  next_scan_at: row.nextScanAt,
+  site_id: row.siteId,
+  added_at: row.addedAt
+})
+
+export const promptView = (row: PromptRow) => ({
+  id: row.id,
+  prompt: row.prompt,
+  topic: row.topic,
+  intent: row.intent,
+  created_at: row.createdAt,
+  source: row.source,
+  source_query: row.sourceQuery
+})
+
+export const competitorView = (row: CompetitorRow) => ({
+  id: row.id,
+  name: row.name,
+  domain: row.domain,
+  aliases: row.aliases,
+  pinned: row.pinned,
+  created_at: row.createdAt
+})
+
+/**
+ * A hostname from what a user typed: "acme.com", "https://www.acme.com/x" or "Acme.COM."
+ * all give "acme.com" (a leading www. is not part of the brand's domain for matching).
+ */
+export const normalizeDomain = (input: string): Option.Option<string> => {
+  const trimmed = input.trim()
+  if (trimmed === "" || trimmed.length > 2048) return Option.none()
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed) ? trimmed : `https://${trimmed}`
+  let host: string
+  try {
+    host = new URL(withScheme).hostname.toLowerCase()
+  } catch {
+    return Option.none()
+  }
+  host = host.replace(/\.$/, "").replace(/^www\./, "")
+  if (!/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/.test(host)) {
+    return Option.none()
+  }
+  return Option.some(host)
+}
+
+const cleanAliases = (aliases: ReadonlyArray<string> | undefined) =>
+  Array.from(new Set((aliases ?? []).map((alias) => alias.trim()).filter((alias) => alias !== "")))
+
+const REGION = /^[A-Za-z]{2}$/
+const LANGUAGE = /^[A-Za-z]{2}$/
+
+export interface BrandsShape {
+  readonly list: (accountId: number) => Effect.Effect<{ brands: ReadonlyArray<BrandView>; count: number; limit: number }>
+  readonly get: (accountId: number, slug: string) => Effect.Effect<BrandView, NotFound>
+  /** The stored row, for other domains that need a brand's full record. */
+  readonly row: (accountId: number, slug: string) => Effect.Effect<BrandRow, NotFound>
+  readonly create: (
+    accountId: number,
+    input: {
+      readonly brand_slug: string
+      readonly brand_name: string
+      readonly domain: string
+      readonly vertical: string
+      readonly primary_region?: string | undefined
+      readonly primary_language?: string | undefined
+      readonly aliases?: ReadonlyArray<string> | undefined
+    }
+  ) => Effect.Effect<BrandView, BadRequest | Conflict | PlanLimitReached>
+  readonly addCompetitor: (
+    accountId: number,
+    slug: string,
+    input: { readonly name: string; readonly domain: string; readonly aliases?: ReadonlyArray<string> | undefined; readonly pinned?: boolean | undefined }
+  ) => Effect.Effect<ReturnType<typeof competitorView>, BadRequest | Conflict | NotFound>
+  readonly addPrompt: (
+    accountId: number,
+    slug: string,
+    input: {
+      readonly prompt: string
+      readonly topic?: string | undefined
+      readonly intent?: (typeof PROMPT_INTENTS)[number] | undefined
+      readonly source?: (typeof PROMPT_SOURCES)[number] | undefined
+      readonly source_query?: string | undefined
+    }
+  ) => Effect.Effect<ReturnType<typeof promptView>, BadRequest | Conflict | NotFound | PlanLimitReached>
+  readonly setDrainSecret: (accountId: number, slug: string, secret: string | null | undefined) => Effect.Effect<void, NotFound>
+}
+
+export class Brands extends Context.Tag("Brands")<Brands, BrandsShape>() {}
+
+const BRAND_NOT_FOUND = notFound("brand not found")
+
+export const BrandsLive = Layer.effect(
+  Brands,
+  Effect.gen(function*() {
+    const repo = yield* BrandsRepo
+    const accounts = yield* AccountsRepo
+
+    const row: BrandsShape["row"] = (accountId, slug) =>
+      Effect.flatMap(
+        repo.get(accountId, slug),
+        Option.match({ onNone: () => Effect.fail(BRAND_NOT_FOUND), onSome: Effect.succeed })
+      )
+
+    const planLimit = (plan: { id: string }, count: number, limit: number, what: string) =>
+      new PlanLimitReached({
+        error: "plan_limit_reached",
+        plan: plan.id,
+        count,
+        limit,
+        hint: `The ${plan.id} plan allows ${limit} ${what}. Upgrade your plan to add more.`
+      })
+
+    return {
+      list: (accountId) =>
+        Effect.map(repo.list(accountId), ({ brands, limit }) => ({
+          brands: brands.map(brandView),
+          count: brands.length,
+          limit
+        })),
+      get: (accountId, slug) => Effect.map(row(accountId, slug), brandView),
+      row,
+      create: (accountId, input) =>
+        Effect.gen(function*() {
+          const name = input.brand_name.trim()
+          if (name === "") return yield* Effect.fail(badRequest("brand_name required"))
+          const domain = normalizeDomain(input.domain)
+          if (Option.isNone(domain)) return yield* Effect.fail(badRequest("invalid url"))
+          const region = input.primary_region?.trim() || "US"
+          const language = input.primary_language?.trim() || "en"
+          if (!REGION.test(region)) return yield* Effect.fail(badRequest("invalid primary_region: must be an ISO-3166-1 alpha-2 code"))
+          if (!LANGUAGE.test(language)) return yield* Effect.fail(badRequest("invalid primary_language: must be an ISO-639-1 code"))
+          return yield* accounts.withAccountLock(
+            accountId,
+            Effect.gen(function*() {
+              const [plan, count] = yield* Effect.all([accounts.planOf(accountId), repo.count(accountId)])
+              if (count >= plan.maxBrands) return yield* Effect.fail(planLimit(plan, count, plan.maxBrands, "brands"))
+              const created = yield* repo.insert({
+                accountId,
+                slug: input.brand_slug,
+                name: name.slice(0, 200),
+                domain: domain.value,
+                vertical: input.vertical,
+                primaryRegion: region.toUpperCase(),
+                primaryLanguage: language.toLowerCase(),
+                aliases: cleanAliases(input.aliases),
+                siteId: crypto.randomUUID(),
+                now: yield* now
+              }).pipe(Effect.catchTag("SlugTaken", () => Effect.fail(conflict("brand_slug already exists"))))
+              return brandView(created)
+            })
+          )
+        }),
+      addCompetitor: (accountId, slug, input) =>
+        Effect.gen(function*() {
+          const brand = yield* row(accountId, slug)
+          const name = input.name.trim()
+          if (name === "") return yield* Effect.fail(badRequest("name required"))
+          const domain = normalizeDomain(input.domain)
+          if (Option.isNone(domain)) return yield* Effect.fail(badRequest("invalid url"))
+          const created = yield* repo.addCompetitor(accountId, brand.id, {
+            name: name.slice(0, 200),
+            domain: domain.value,
+            aliases: cleanAliases(input.aliases),
+            pinned: input.pinned ?? false,
+            now: yield* now
+          }).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict("competitor already exists"))))
+          return competitorView(created)
+        }),
+      addPrompt: (accountId, slug, input) =>
+        Effect.gen(function*() {
+          const brand = yield* row(accountId, slug)
+          const text = input.prompt.trim()
+          if (text === "") return yield* Effect.fail(badRequest("prompt required"))
+          if (text.length > 2000) return yield* Effect.fail(badRequest("invalid prompt: at most 2000 characters"))
+          return yield* accounts.withAccountLock(
+            accountId,
+            Effect.gen(function*() {
+              const [plan, count] = yield* Effect.all([accounts.planOf(accountId), repo.countPrompts(accountId)])
+              if (count >= plan.maxPrompts) {
+                return yield* Effect.fail(planLimit(plan, count, plan.maxPrompts, "monitored prompts"))
+              }
+              const created = yield* repo.addPrompt(accountId, brand.id, {
+                id: crypto.randomUUID(),
+                prompt: text,
+                topic: input.topic?.trim() || "general",
+                intent: input.intent ?? "informational",
+                source: input.source ?? "manual",
+                sourceQuery: input.source_query?.trim() ?? "",
+                createdAt: yield* now
+              }).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict("prompt already monitored"))))
+              return promptView(created)
+            })
+          )
+        }),
+      setDrainSecret: (accountId, slug, secret) =>
+        Effect.gen(function*() {
+          const brand = yield* row(accountId, slug)
+          const value = secret === null || secret === undefined || secret.trim() === "" ? null : secret.trim()
+          yield* repo.setDrainSecret(accountId, brand.id, value)
+        })
+    }
+  })
+)

@@ -1,0 +1,180 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi, OpenApiJsonSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { BearerAuth } from "../accounts/Api.js"
+import {
+  BadRequestError,
+  ForbiddenError,
+  NotFoundError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  QuotaExceededError,
+  UnauthorizedError
+} from "../platform/HttpErrors.js"
+
+/** Server-log ingestion (spec 2.11, 2.12, 4.1, 4.2; decisions.md). */
+
+const Count = (description: string) => Schema.Int.annotations({ description })
+const Str = (description: string) => Schema.String.annotations({ description })
+
+export const MAX_BATCH_RECORDS = 2000
+
+// ---------------------------------------------------------------------------
+// Records
+// ---------------------------------------------------------------------------
+
+/** Spec 2.11: one server-log record of a batch. `ua` and `path` are required (decisions.md). */
+export const ServerLogRecord = Schema.Struct({
+  ua: Str("User-Agent of the request"),
+  path: Str("Request path, may include the query string"),
+  ref: Schema.optional(Str("Referrer")),
+  ip: Schema.optional(Str("Client IP address")),
+  ts: Schema.optional(
+    Schema.Int.annotations({
+      description: "Request time: Unix seconds when below 100000000000, else Unix milliseconds; default the receive time"
+    })
+  ),
+  status: Schema.optional(Schema.Int.annotations({ description: "HTTP status of the response" })),
+  method: Schema.optional(Str("HTTP method")),
+  country: Schema.optional(Str("ISO-3166-1 alpha-2 country of the client"))
+}).annotations({ description: "One request from a server log" })
+export type ServerLogRecord = typeof ServerLogRecord.Type
+
+/** Spec 2.12: the fields of a log-drain record that are read (documentation; records are parsed by the service). */
+export const DrainProxy = Schema.Struct({
+  timestamp: Schema.optional(Schema.Number.annotations({ description: "Unix milliseconds" })),
+  method: Schema.optional(Str("HTTP method; a record is a request only when proxy.method is present")),
+  host: Schema.optional(Str("Customer-facing hostname (preferred over host)")),
+  path: Schema.optional(Str("Request path including the query string")),
+  userAgent: Schema.optional(
+    Schema.Array(Schema.String).annotations({ description: "User-Agent: an array, not a string" })
+  ),
+  referer: Schema.optional(Str("Referrer")),
+  region: Schema.optional(Str("Platform edge region identifier; not a country")),
+  statusCode: Schema.optional(
+    Schema.Int.annotations({ description: "HTTP status; -1 is a sentinel (crash or background revalidation)" })
+  ),
+  clientIp: Schema.optional(Str("Client IP; omitted when the drain hides IP addresses"))
+}).annotations({ description: "Present only for records describing a served HTTP request" })
+
+export const DrainRecord = Schema.Struct({
+  id: Schema.optional(Str("Record id")),
+  source: Schema.optional(
+    Schema.Literal("build", "edge", "lambda", "static", "external", "firewall", "redirect").annotations({
+      description: "Record source"
+    })
+  ),
+  host: Schema.optional(Str("Deployment hostname")),
+  timestamp: Schema.optional(Schema.Number.annotations({ description: "Unix milliseconds" })),
+  proxy: Schema.optional(DrainProxy)
+}).annotations({ description: "One log-drain record (only the fields read are listed)" })
+export type DrainRecord = typeof DrainRecord.Type
+
+// ---------------------------------------------------------------------------
+// POST /agents/ingest
+// ---------------------------------------------------------------------------
+
+const documented = (schema: Schema.Schema.Any) => OpenApiJsonSchema.makeWithDefs(schema, { defs: {} })
+
+export const IngestPayload = Schema.Struct({
+  site_id: Str("The brand's public site id (a UUID); must belong to the authenticated account"),
+  records: Schema.Array(Schema.Unknown).annotations({
+    message: () => "must be an array",
+    jsonSchema: {
+      type: "array",
+      items: documented(ServerLogRecord),
+      description:
+        `Server-log records, at most ${MAX_BATCH_RECORDS} (more returns 413). ` +
+        "Each record is validated on its own: an invalid record is skipped, not the whole batch."
+    }
+  }),
+  channel: Schema.optional(
+    Str("Label of the forwarder: edge_worker, cdn_webhook, csv_upload or api (the default)")
+  )
+}).annotations({ identifier: "IngestPayload" })
+
+export const IngestResponse = Schema.Struct({
+  accepted: Count("Crawler hits stored"),
+  monthly_used: Count("Crawler hits stored this calendar month (UTC), both ingestion endpoints"),
+  monthly_cap: Count("The plan's monthly server-log event cap")
+}).annotations({ identifier: "IngestResponse" })
+
+// ---------------------------------------------------------------------------
+// POST /agents/ingest/drain
+// ---------------------------------------------------------------------------
+
+export const DrainUrlParams = Schema.Struct({
+  site_id: Schema.optional(
+    Str("The brand's public site id (a UUID), checked for ownership; may instead be sent in header x-service-site")
+  ),
+  verify: Schema.optional(
+    Schema.Union(Schema.String, Schema.Array(Schema.String)).annotations({
+      description: "Echoed back as response header x-drain-verify on every response"
+    })
+  )
+})
+
+export const DrainHeaders = Schema.Struct({
+  "x-service-site": Schema.optional(Str("The brand's public site id, when not given as query site_id")),
+  "x-drain-signature": Schema.optional(
+    Str("Hex HMAC-SHA1 of the raw body with the drain's signing secret; required once a secret is saved")
+  )
+})
+
+export const DrainResponse = Schema.Struct({
+  accepted: Count("Crawler hits stored"),
+  scanned: Count("Records seen"),
+  skipped: Count("Records that were not AI-crawler requests (no proxy object, other user agents, AI referrals)"),
+  monthly_used: Count("Crawler hits stored this calendar month (UTC), both ingestion endpoints"),
+  monthly_cap: Count("The plan's monthly server-log event cap")
+}).annotations({ identifier: "DrainResponse" })
+
+/** The drain body is read raw (handleRaw); this documents it in the OpenAPI document. */
+const drainRequestBody = {
+  required: true,
+  description:
+    "A JSON array of log-drain records, or NDJSON (one record per line). The encoding is detected from the body, " +
+    "not from Content-Type; gzip is detected by magic bytes. A body that cannot be parsed still answers 200.",
+  content: {
+    "application/json": { schema: { type: "array", items: documented(DrainRecord) } },
+    "application/x-ndjson": { schema: { type: "string", description: "One log-drain record (JSON) per line" } }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Group
+// ---------------------------------------------------------------------------
+
+export class IngestionGroup extends HttpApiGroup.make("ingestion")
+  .add(
+    HttpApiEndpoint.post("ingest", "/agents/ingest")
+      .setPayload(IngestPayload)
+      .addSuccess(IngestResponse)
+      .annotate(OpenApi.Summary, "Ingest a batch of server-log records")
+      .annotate(
+        OpenApi.Description,
+        "Paid plans only. Each User-Agent is classified with the crawler catalog; recognised crawler hits are stored " +
+          "and counted against the monthly cap (a batch crossing it stores what fits)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("drain", "/agents/ingest/drain")
+      .setUrlParams(DrainUrlParams)
+      .setHeaders(DrainHeaders)
+      .addSuccess(DrainResponse)
+      .annotate(OpenApi.Summary, "Receive a hosting platform's log-drain delivery")
+      .annotate(
+        OpenApi.Description,
+        "Growth plan or higher. Hits are stored with channel drain. Only a bad token, a site not owned by the account, " +
+          "a signature mismatch, a plan not entitled or a spent quota answer non-2xx."
+      )
+      .annotate(OpenApi.Override, { requestBody: drainRequestBody })
+  )
+  .addError(BadRequestError)
+  .addError(UnauthorizedError)
+  .addError(ForbiddenError)
+  .addError(NotFoundError)
+  .addError(PayloadTooLargeError)
+  .addError(QuotaExceededError)
+  .addError(NotImplementedError)
+  .middleware(BearerAuth)
+{}

@@ -1,0 +1,98 @@
+import { HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Effect, Option } from "effect"
+
+/**
+ * The outermost layer of every request: whatever a handler did not answer itself
+ * leaves as a JSON `{"error": ...}` with the right status, never an HTML page or an
+ * empty body. Typed API errors pass through untouched: HttpApi encodes them next.
+ */
+
+const jsonError = (status: number, error: string) => HttpServerResponse.unsafeJson({ error }, { status })
+
+const MAX_MESSAGE = 200
+
+/** "invalid range: must be one of 7d, 30d, 90d": the first offending parameter, named. */
+export const decodeErrorMessage = (error: HttpApiError.HttpApiDecodeError): string => {
+  const issue = error.issues[0]
+  if (issue === undefined) return "invalid request"
+  const name = issue.path.length > 0 ? issue.path.map(String).join(".") : "request"
+  const message = issue.message.length > MAX_MESSAGE ? issue.message.slice(0, MAX_MESSAGE) + "\u2026" : issue.message
+  return `invalid ${name}: ${message}`
+}
+
+const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/**
+ * CSRF guard of the cookie surface: a state-changing /api/v1 request whose Origin is
+ * another site is refused (SameSite=Lax cookies already stay home on cross-site POSTs).
+ */
+const foreignOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  if (!STATE_CHANGING.has(request.method) || !request.url.startsWith("/api/v1/")) return false
+  const origin = request.headers["origin"]
+  if (origin === undefined || origin === "") return false
+  const host = request.headers["host"]
+  try {
+    return origin === "null" || host === undefined || new URL(origin).host.toLowerCase() !== host.toLowerCase()
+  } catch {
+    return true
+  }
+}
+
+const API_ERROR_TAGS = new Set([
+  "BadRequest",
+  "Unauthorized",
+  "PlanLimitReached",
+  "Forbidden",
+  "NotFound",
+  "Conflict",
+  "PayloadTooLarge",
+  "QuotaExceeded",
+  "NotImplemented",
+  "ServiceUnavailable"
+])
+const isApiError = (failure: unknown) =>
+  typeof failure === "object" && failure !== null && "_tag" in failure && API_ERROR_TAGS.has(String(failure._tag))
+
+const isBodyDecodeDefect = (defect: unknown) =>
+  HttpServerError.isServerError(defect) && defect._tag === "RequestError" && defect.reason === "Decode"
+
+const fromDefect = (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    const defect = Cause.squash(cause)
+    if (isBodyDecodeDefect(defect)) return jsonError(400, "invalid JSON body")
+    if (defect instanceof SqlError) {
+      yield* Effect.logError("database unavailable", cause)
+      return jsonError(503, "service unavailable")
+    }
+    yield* Effect.logError("unexpected defect", cause)
+    return jsonError(500, "internal error")
+  })
+
+export const edgeMiddleware = (app: HttpApp.Default): HttpApp.Default => {
+  // Typed as never-failing, the routed app does fail at run time: decode errors, unknown routes, API errors.
+  const routed: HttpApp.Default<unknown> = app
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    foreignOrigin(request) ? Effect.succeed(jsonError(403, "foreign origin")) : routed).pipe(
+    Effect.catchIf(
+      (error): error is HttpApiError.HttpApiDecodeError => error instanceof HttpApiError.HttpApiDecodeError,
+      (error) => Effect.succeed(jsonError(400, decodeErrorMessage(error)))
+    ),
+    Effect.catchIf(
+      (error): error is HttpServerError.RouteNotFound =>
+        HttpServerError.isServerError(error) && error._tag === "RouteNotFound",
+      () => Effect.succeed(jsonError(404, "not found"))
+    ),
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Option.match(Cause.failureOption(cause), {
+          // A typed failure: HttpApi's own error encoder turns it into its status and body.
+          // (The cause is handed on as is; HttpApi catches every cause, so nothing escapes typed as never.)
+          onSome: (failure) => isApiError(failure) ? Effect.failCause(cause as Cause.Cause<never>) : fromDefect(Cause.die(failure)),
+          onNone: () => fromDefect(cause)
+        })
+    )
+  )
+}

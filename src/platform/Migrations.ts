@@ -1,0 +1,25 @@
+import { SqlClient } from "@effect/sql"
+import * as Migrator from "@effect/sql/Migrator"
+import { Effect } from "effect"
+import { readdirSync, readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+
+/** migrations/NNNN_name.sql, the same SQL for the server and the embedded database. */
+export const migrationsDir = fileURLToPath(new URL("../../migrations", import.meta.url))
+
+const loader: Migrator.Loader = Effect.try({
+  try: () =>
+    readdirSync(migrationsDir)
+      .map((file) => /^(\d+)_(.+)\.sql$/.exec(file))
+      .filter((match): match is RegExpExecArray => match !== null)
+      .map((match): Migrator.ResolvedMigration => {
+        const [file, id, name] = match as unknown as [string, string, string]
+        const text = readFileSync(`${migrationsDir}/${file}`, "utf8")
+        return [Number(id), name, Effect.succeed(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text).raw))]
+      })
+      .sort((a, b) => a[0] - b[0]),
+  catch: (cause) => new Migrator.MigrationError({ reason: "import-error", message: `Cannot read ${migrationsDir}`, cause })
+})
+
+/** Applies pending migrations; returns the ones applied. */
+export const runMigrations = Migrator.make({})({ loader, table: "schema_migrations" })

@@ -1,0 +1,57 @@
+import { Schema } from "effect"
+
+/** Shared request and response vocabulary of the public API (spec sections 2 and 4). */
+
+export const Slug = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9-]+$/, { message: () => "must match ^[a-z0-9-]+$" }),
+  Schema.annotations({ description: "Brand slug: lowercase letters, digits and hyphens", examples: ["acme"] })
+)
+
+export const RangeLiteral = Schema.Literal("7d", "30d", "90d").annotations({
+  description: "Time window: the last N days up to and including today (UTC)",
+  message: () => ({ message: "must be one of 7d, 30d, 90d", override: true })
+})
+export type Range = typeof RangeLiteral.Type
+
+/** `range` query parameter, default 30d (decisions.md). */
+export const RangeParam = Schema.optionalWith(RangeLiteral, { default: () => "30d" as const })
+
+export const rangeDays = (range: Range): number => (range === "7d" ? 7 : range === "30d" ? 30 : 90)
+
+/** The nine engine slugs (decisions.md). Filters match them exactly; other strings match nothing. */
+export const ENGINE_SLUGS = [
+  "chatgpt",
+  "perplexity",
+  "gemini",
+  "claude",
+  "copilot",
+  "grok",
+  "deepseek",
+  "ai_overview",
+  "ai_mode"
+] as const
+export const EngineSlug = Schema.Literal(...ENGINE_SLUGS)
+
+export const VERTICALS = ["saas", "retail", "finance", "healthcare", "other"] as const
+export const Vertical = Schema.Literal(...VERTICALS).annotations({
+  message: () => ({ message: `must be one of ${VERTICALS.join(", ")}`, override: true })
+})
+
+export const AGENT_KINDS = ["training_crawler", "search_crawler", "browsing_agent", "agentic_browser", "mcp_client"] as const
+export const AgentKindLiteral = Schema.Literal(...AGENT_KINDS).annotations({
+  message: () => ({ message: `must be one of ${AGENT_KINDS.join(", ")}`, override: true })
+})
+
+export const Uuid = Schema.UUID.annotations({ message: () => "must be a UUID" })
+
+/** date-time on the wire: ISO 8601 UTC. */
+export const DateTime = Schema.Date.annotations({ description: "ISO 8601 UTC timestamp" })
+/** date on the wire: YYYY-MM-DD. */
+export const DateOnly = Schema.String.pipe(Schema.pattern(/^\d{4}-\d{2}-\d{2}$/)).annotations({ description: "YYYY-MM-DD" })
+
+export const Region = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z]{2}$/, { message: () => "must be an ISO-3166-1 alpha-2 code" })
+)
+export const Language = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z]{2}$/, { message: () => "must be an ISO-639-1 code" })
+)

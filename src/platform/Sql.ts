@@ -1,0 +1,152 @@
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { SqlClient } from "@effect/sql"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { PGlite } from "@electric-sql/pglite"
+import { Context, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { mkdirSync } from "node:fs"
+import * as Pg from "pg"
+import { AppConfig } from "./Config.js"
+import { acquireDataDirLock } from "./DataDirLock.js"
+
+/**
+ * What services need of the database beyond their repositories: which back end runs,
+ * a liveness probe, and LISTEN/NOTIFY for cross-process cache invalidation.
+ */
+export interface DatabaseShape {
+  readonly kind: "pg" | "pglite" | "memory"
+  readonly listen: (channel: string) => Stream.Stream<string, SqlError>
+  readonly notify: (channel: string, payload: string) => Effect.Effect<void, SqlError>
+  /** Succeeds once the database answers and the migrations table exists. */
+  readonly ping: Effect.Effect<void, SqlError>
+}
+
+const sqlNotifyAndPing = (sql: SqlClient.SqlClient) => ({
+  // NOTIFY takes no bind parameters; pg_notify does.
+  notify: (channel: string, payload: string) => Effect.asVoid(sql`select pg_notify(${channel}, ${payload})`),
+  ping: Effect.asVoid(sql`select 1 from schema_migrations limit 1`)
+})
+
+export class Database extends Context.Tag("Database")<Database, DatabaseShape>() {}
+
+/** int8 (bigint, count(*)) comes back as a JS number on both back ends, as PGlite does by default. */
+const pgTypes: Pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === 20 ? (value: string) => Number(value) : Pg.types.getTypeParser(oid, format ?? "text")) as Pg.CustomTypesConfig["getTypeParser"]
+}
+
+const serverLayer = (url: PgClient.PgClientConfig["url"]) => {
+  const client = PgClient.layer({ url, maxConnections: 10, types: pgTypes, applicationName: "ai-visibility" })
+  const database = Layer.effect(
+    Database,
+    Effect.map(PgClient.PgClient, (pg): DatabaseShape => ({
+      kind: "pg",
+      listen: (channel) => pg.listen(channel),
+      ...sqlNotifyAndPing(pg)
+    }))
+  ).pipe(Layer.provide(client))
+  return Layer.merge(client, database)
+}
+
+/**
+ * The embedded database: one PGlite instance (one session) behind the same SqlClient
+ * interface and the same compiler as the server back end. A semaphore of one permit
+ * keeps a transaction's statements together: while a transaction holds the connection,
+ * other statements wait.
+ */
+export const makePgliteClient = (db: PGlite) =>
+  Effect.gen(function*() {
+    const lock = yield* Effect.makeSemaphore(1)
+    const compiler = PgClient.makeCompiler()
+
+    const run = (sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") =>
+      Effect.tryPromise({
+        try: async () => {
+          if (params.length === 0 && rowMode === undefined) {
+            // No parameters: the simple protocol, which also runs multi-statement scripts (migrations).
+            const results = await db.exec(sql)
+            return (results[results.length - 1]?.rows ?? []) as ReadonlyArray<any>
+          }
+          const result = await db.query(sql, params as Array<unknown>, rowMode ? { rowMode } : undefined)
+          return result.rows as ReadonlyArray<any>
+        },
+        catch: (cause) => new SqlError({ cause, message: cause instanceof Error ? cause.message : "Failed to execute statement" })
+      })
+
+    const makeConnection = (guard: <A>(effect: Effect.Effect<A, SqlError>) => Effect.Effect<A, SqlError>): Connection => {
+      const execute = (
+        sql: string,
+        params: ReadonlyArray<unknown>,
+        transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+      ) => guard(transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params))
+      return {
+        execute,
+        executeRaw: (sql, params) => guard(run(sql, params)),
+        executeValues: (sql, params) => guard(run(sql, params, "array")),
+        executeUnprepared: execute,
+        executeStream: (sql, params, transformRows) =>
+          Stream.fromIterableEffect(execute(sql, params, transformRows))
+      }
+    }
+
+    const shared = makeConnection(lock.withPermits(1))
+    const held = makeConnection((effect) => effect)
+    const transactionAcquirer = Effect.acquireRelease(lock.take(1), () => lock.release(1)).pipe(Effect.as(held))
+
+    return yield* SqlClient.make({
+      acquirer: Effect.succeed(shared),
+      transactionAcquirer,
+      compiler,
+      spanAttributes: [["db.system.name", "postgresql"]]
+    })
+  })
+
+const embeddedLayer = (dataDir: string) =>
+  Layer.scopedContext(
+    Effect.gen(function*() {
+      if (dataDir !== "memory://") {
+        mkdirSync(dataDir, { recursive: true })
+        yield* acquireDataDirLock(dataDir)
+      }
+      const db = yield* Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () => PGlite.create(dataDir === "memory://" ? undefined : dataDir),
+          catch: (cause) => new SqlError({ cause, message: `Cannot open the embedded database in ${dataDir}` })
+        }),
+        (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+      )
+      const client = yield* makePgliteClient(db)
+      const database: DatabaseShape = {
+        kind: "pglite",
+        ...sqlNotifyAndPing(client),
+        listen: (channel) =>
+          Stream.asyncPush<string, SqlError>((emit) =>
+            Effect.acquireRelease(
+              Effect.tryPromise({
+                try: () => db.listen(channel, (payload) => emit.single(payload)),
+                catch: (cause) => new SqlError({ cause, message: "Failed to listen" })
+              }),
+              (unlisten) => Effect.promise(() => unlisten()).pipe(Effect.ignore)
+            )
+          )
+      }
+      return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Database, database))
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
+
+/** SqlClient + Database from AppConfig: the server when DATABASE_URL is set, else embedded PGlite. */
+export const SqlLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.match(config.databaseUrl, {
+      onSome: (url) => serverLayer(url),
+      onNone: () => embeddedLayer(config.dataDir)
+    })
+  )
+)
+
+/** A fresh in-memory embedded database, for tests. */
+export const SqlMemory = embeddedLayer("memory://")
+
+/** A server database at this URL, for tests against PostgreSQL. */
+export const sqlServer = (url: string) => serverLayer(Redacted.make(url))

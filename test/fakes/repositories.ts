@@ -1,0 +1,211 @@
+import { Effect, Layer, Option, PubSub, Stream } from "effect"
+import { ApiKeysRepo, type ApiKeyRow } from "../../src/accounts/KeysRepo.js"
+import { isPlanId, SEEDED_PLANS, type Plan } from "../../src/accounts/Plans.js"
+import { AccountsRepo, EmailTaken } from "../../src/accounts/Repo.js"
+import { BrandsRepo, type BrandRow, type CompetitorRow, NameTaken, type PromptRow, SlugTaken } from "../../src/brands/Repo.js"
+import { Database } from "../../src/platform/Sql.js"
+
+/**
+ * In-memory repositories with the same contracts as the SQL ones, for fast tests of
+ * services and handlers. One shared store so that joins (a brand's plan) stay honest.
+ */
+interface Store {
+  accounts: Array<{ id: number; name: string; planId: string }>
+  users: Array<{ id: number; accountId: number; email: string; passwordHash: string }>
+  sessions: Map<string, { accountId: number; userId: number; expiresAt: Date }>
+  keys: Array<ApiKeyRow>
+  brands: Array<Omit<BrandRow, "scanHours"> & { drainSecret: string | null }>
+  competitors: Array<CompetitorRow & { accountId: number; brandId: number }>
+  prompts: Array<PromptRow & { accountId: number; brandId: number }>
+  monthly: Map<string, number>
+}
+
+const planOf = (store: Store, accountId: number): Plan => {
+  const account = store.accounts.find((a) => a.id === accountId)
+  const id = account?.planId ?? "free"
+  return isPlanId(id) ? SEEDED_PLANS[id] : SEEDED_PLANS.free
+}
+
+export const makeFakeRepositories = () => {
+  const store: Store = {
+    accounts: [],
+    users: [],
+    sessions: new Map(),
+    keys: [],
+    brands: [],
+    competitors: [],
+    prompts: [],
+    monthly: new Map()
+  }
+  let nextId = 1
+  const id = () => nextId++
+
+  const accounts = Layer.succeed(AccountsRepo, {
+    createAccountWithUser: (input) =>
+      Effect.suspend(() => {
+        if (store.users.some((u) => u.email.toLowerCase() === input.email.toLowerCase())) {
+          return Effect.fail(new EmailTaken())
+        }
+        const account = { id: id(), name: input.accountName, planId: "free" }
+        store.accounts.push(account)
+        const userId = id()
+        store.users.push({ id: userId, accountId: account.id, email: input.email, passwordHash: input.passwordHash })
+        return Effect.succeed({ account: { id: account.id, name: account.name, plan: account.planId }, userId })
+      }),
+    findUserByEmail: (email) =>
+      Effect.sync(() =>
+        Option.map(
+          Option.fromNullable(store.users.find((u) => u.email.toLowerCase() === email.toLowerCase())),
+          (u) => ({ userId: u.id, accountId: u.accountId, email: u.email, passwordHash: u.passwordHash })
+        )
+      ),
+    createSession: (input) =>
+      Effect.sync(() => {
+        store.sessions.set(input.tokenHash, { accountId: input.accountId, userId: input.userId, expiresAt: input.expiresAt })
+      }),
+    findSession: (tokenHash, now) =>
+      Effect.sync(() => {
+        const session = store.sessions.get(tokenHash)
+        if (!session || session.expiresAt <= now) return Option.none()
+        const user = store.users.find((u) => u.id === session.userId)
+        return user ? Option.some({ userId: user.id, accountId: session.accountId, email: user.email }) : Option.none()
+      }),
+    deleteSession: (tokenHash) => Effect.sync(() => void store.sessions.delete(tokenHash)),
+    account: (accountId) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(store.accounts.find((a) => a.id === accountId)), (a) => ({
+          id: a.id,
+          name: a.name,
+          plan: a.planId
+        }))
+      ),
+    planOf: (accountId) => Effect.sync(() => planOf(store, accountId)),
+    usage: (accountId, month) =>
+      Effect.sync(() => ({
+        brands: store.brands.filter((b) => b.accountId === accountId).length,
+        prompts: store.prompts.filter((p) => p.accountId === accountId).length,
+        activeKeys: store.keys.filter((k) => k.accountId === accountId && k.revokedAt === null).length,
+        monthlyEvents: store.monthly.get(`${accountId}:${month}`) ?? 0
+      })),
+    setPlanByEmail: (email, planId) =>
+      Effect.sync(() => {
+        const user = store.users.find((u) => u.email.toLowerCase() === email.toLowerCase())
+        const account = user && store.accounts.find((a) => a.id === user.accountId)
+        if (!account) return Option.none()
+        account.planId = planId
+        return Option.some({ id: account.id, name: account.name, plan: planId })
+      }),
+    // One JS thread: nothing interleaves inside a synchronous fake, so the lock is the identity.
+    withAccountLock: (_accountId, effect) => effect
+  })
+
+  const keys = Layer.succeed(ApiKeysRepo, {
+    list: (accountId) => Effect.sync(() => store.keys.filter((k) => k.accountId === accountId)),
+    countActive: (accountId) =>
+      Effect.sync(() => store.keys.filter((k) => k.accountId === accountId && k.revokedAt === null).length),
+    insert: (row) => Effect.sync(() => void store.keys.push(row)),
+    revoke: (accountId, keyId, now) =>
+      Effect.sync(() => {
+        const index = store.keys.findIndex((k) => k.id === keyId && k.accountId === accountId)
+        if (index === -1) return Option.none()
+        const row = store.keys[index]!
+        const updated = { ...row, revokedAt: row.revokedAt ?? now }
+        store.keys[index] = updated
+        return Option.some(updated)
+      }),
+    findByHash: (keyHash) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(store.keys.find((k) => k.keyHash === keyHash)), (k) => ({
+          id: k.id,
+          accountId: k.accountId,
+          revoked: k.revokedAt !== null
+        }))
+      ),
+    touch: (entries) =>
+      Effect.sync(() => {
+        for (const entry of entries) {
+          const index = store.keys.findIndex((k) => k.id === entry.id)
+          const row = store.keys[index]
+          if (row && (!row.lastUsedAt || row.lastUsedAt < entry.at)) store.keys[index] = { ...row, lastUsedAt: entry.at }
+        }
+      })
+  })
+
+  const withPlan = (brand: Store["brands"][number]): BrandRow => {
+    const { drainSecret, ...rest } = brand
+    return { ...rest, scanHours: planOf(store, brand.accountId).scanHours, hasDrainSecret: drainSecret !== null }
+  }
+  const byAdded = (a: { addedAt: Date; id: number }, b: { addedAt: Date; id: number }) =>
+    a.addedAt.getTime() - b.addedAt.getTime() || a.id - b.id
+
+  const brands = Layer.succeed(BrandsRepo, {
+    list: (accountId) =>
+      Effect.sync(() => ({
+        brands: store.brands.filter((b) => b.accountId === accountId).sort(byAdded).map(withPlan),
+        limit: planOf(store, accountId).maxBrands
+      })),
+    get: (accountId, slug) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(store.brands.find((b) => b.accountId === accountId && b.slug === slug)), withPlan)
+      ),
+    count: (accountId) => Effect.sync(() => store.brands.filter((b) => b.accountId === accountId).length),
+    insert: (brand) =>
+      Effect.suspend(() => {
+        if (store.brands.some((b) => b.accountId === brand.accountId && b.slug === brand.slug)) {
+          return Effect.fail(new SlugTaken())
+        }
+        const { now, ...fields } = brand
+        const row = { ...fields, id: id(), nextScanAt: now, addedAt: now, drainSecret: null, hasDrainSecret: false }
+        store.brands.push(row)
+        return Effect.succeed(withPlan(row))
+      }),
+    addCompetitor: (accountId, brandId, input) =>
+      Effect.suspend(() => {
+        if (store.competitors.some((c) => c.brandId === brandId && c.name.toLowerCase() === input.name.toLowerCase())) {
+          return Effect.fail(new NameTaken())
+        }
+        const row = {
+          id: id(),
+          accountId,
+          brandId,
+          name: input.name,
+          domain: input.domain,
+          aliases: input.aliases,
+          pinned: input.pinned,
+          createdAt: input.now
+        }
+        store.competitors.push(row)
+        return Effect.succeed(row)
+      }),
+    countPrompts: (accountId) => Effect.sync(() => store.prompts.filter((p) => p.accountId === accountId).length),
+    addPrompt: (accountId, brandId, input) =>
+      Effect.suspend(() => {
+        if (store.prompts.some((p) => p.brandId === brandId && p.prompt === input.prompt)) return Effect.fail(new NameTaken())
+        const row = { ...input, num: id(), accountId, brandId }
+        store.prompts.push(row)
+        return Effect.succeed(row)
+      }),
+    setDrainSecret: (accountId, brandId, secret) =>
+      Effect.sync(() => {
+        const brand = store.brands.find((b) => b.id === brandId && b.accountId === accountId)
+        if (brand) brand.drainSecret = secret
+      })
+  })
+
+  return { layer: Layer.mergeAll(accounts, keys, brands), store }
+}
+
+/** LISTEN/NOTIFY within one process, for tests without a database. */
+export const FakeDatabase = Layer.effect(
+  Database,
+  Effect.map(PubSub.unbounded<{ channel: string; payload: string }>(), (hub) => ({
+    kind: "memory" as const,
+    listen: (channel: string) =>
+      Stream.fromPubSub(hub).pipe(
+        Stream.filter((message) => message.channel === channel),
+        Stream.map((message) => message.payload)
+      ),
+    notify: (channel: string, payload: string) => Effect.asVoid(PubSub.publish(hub, { channel, payload })),
+    ping: Effect.void
+  }))
+)

@@ -1,0 +1,97 @@
+import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
+import { ApiLive, makeServices, RepositoriesLive } from "../../src/layers.js"
+import { appConfigTest } from "../../src/platform/Config.js"
+import { runMigrations } from "../../src/platform/Migrations.js"
+import { SqlMemory, sqlServer } from "../../src/platform/Sql.js"
+import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
+
+export type Backend = "fake" | "pglite" | "postgres"
+
+/** Database back ends the database tests run on: always the embedded one, plus a server when TEST_DATABASE_URL is set. */
+export const databaseBackends = (): ReadonlyArray<Backend> =>
+  process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]
+
+const migrated = <E, R>(layer: Layer.Layer<any, E, R>) =>
+  Layer.effectDiscard(runMigrations.pipe(Effect.orDie)).pipe(Layer.provideMerge(layer))
+
+/** A fresh schema on the PostgreSQL server, so runs and files never see each other's rows. */
+const serverSchemaUrl = async (base: string) => {
+  const { Client } = await import("pg")
+  const schema = `t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  const client = new Client({ connectionString: base })
+  await client.connect()
+  await client.query(`create schema ${schema}`)
+  await client.end()
+  const url = new URL(base)
+  url.searchParams.set("options", `-c search_path=${schema}`)
+  return url.toString()
+}
+
+export interface TestApp {
+  readonly backend: Backend
+  readonly fetch: (path: string, init?: RequestInit) => Promise<Response>
+  readonly dispose: () => Promise<void>
+}
+
+/** The whole application, in process (no port), on the chosen back end. */
+export const makeTestApp = async (backend: Backend): Promise<TestApp> => {
+  const infra =
+    backend === "fake"
+      ? Layer.mergeAll(makeFakeRepositories().layer, FakeDatabase)
+      : backend === "pglite"
+      ? RepositoriesLive.pipe(Layer.provideMerge(migrated(SqlMemory)))
+      : RepositoriesLive.pipe(Layer.provideMerge(migrated(sqlServer(await serverSchemaUrl(process.env.TEST_DATABASE_URL!)))))
+
+  const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>() })
+  const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext).pipe(
+    Layer.provide(
+      makeServices({ repositories: infra, passwords: PasswordHasherCheap })
+    ),
+    Layer.provide(infra),
+    Layer.provide(config)
+  )
+  const { handler, dispose } = HttpApiBuilder.toWebHandler(layer)
+  return {
+    backend,
+    fetch: (path, init) => handler(new Request(`http://localhost${path}`, init)),
+    dispose
+  }
+}
+
+export const json = async (response: Response): Promise<unknown> => JSON.parse(await response.text())
+
+/** Signs up a fresh account; returns its session cookie. */
+export const signup = async (app: TestApp, email: string, password = "correct horse battery") => {
+  const response = await app.fetch("/api/v1/auth/signup", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email, password, account_name: `Account of ${email}` })
+  })
+  if (response.status !== 201) throw new Error(`signup ${response.status}: ${await response.text()}`)
+  const cookie = response.headers.get("set-cookie") ?? ""
+  return cookie.split(";")[0]!
+}
+
+export const createKey = async (app: TestApp, cookie: string, name = "test key") => {
+  const response = await app.fetch("/api/v1/me/api-keys", {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie },
+    body: JSON.stringify({ name })
+  })
+  if (response.status !== 201) throw new Error(`create key ${response.status}: ${await response.text()}`)
+  return (await response.json()) as { id: string; key: string; prefix: string }
+}
+
+export const createBrand = async (app: TestApp, cookie: string, slug: string, extra: Record<string, unknown> = {}) => {
+  const response = await app.fetch("/api/v1/me/brands", {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie },
+    body: JSON.stringify({ brand_slug: slug, brand_name: slug.toUpperCase(), domain: `${slug}.com`, vertical: "saas", ...extra })
+  })
+  if (response.status !== 201) throw new Error(`create brand ${response.status}: ${await response.text()}`)
+  return (await response.json()) as { id: number; brand_slug: string; site_id: string }
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
