@@ -65,5 +65,13 @@ export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
   Layer.provide([BearerAuthLive, SessionAuthLive])
 )
 
-/** The served application: HttpApi groups behind the edge middleware (JSON errors, Origin check). */
-export const ApiLive = Layer.mergeAll(HttpGroupsLive, HttpApiBuilder.middleware(edgeMiddleware))
+/**
+ * The served application: HttpApi groups behind the edge middleware (JSON errors, Origin
+ * check). No span exporter is configured, and building spans nobody reads doubled the
+ * client cost of every SQL query (bench/brands-rps.ts), so the tracer is off.
+ */
+export const ApiLive = Layer.mergeAll(
+  HttpGroupsLive,
+  HttpApiBuilder.middleware(edgeMiddleware),
+  Layer.setTracerEnabled(false)
+)

@@ -10,7 +10,7 @@ import {
   type NotFound
 } from "../platform/HttpErrors.js"
 import { now } from "../platform/Time.js"
-import type { PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
+import type { Brand, PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
 import { BrandsRepo, type BrandRow, type CompetitorRow, type PromptRow } from "./Repo.js"
 
 /** The Brand resource of spec 2.1. */
@@ -36,6 +36,13 @@ export const brandView = (row: BrandRow): BrandView => ({
   next_scan_at: row.nextScanAt,
   site_id: row.siteId,
   added_at: row.addedAt
+})
+
+/** The same Brand in its JSON (Encoded) form: dates as ISO 8601 strings. */
+export const brandWire = (brand: BrandView): typeof Brand.Encoded => ({
+  ...brand,
+  next_scan_at: brand.next_scan_at.toISOString(),
+  added_at: brand.added_at.toISOString()
 })
 
 export const promptView = (row: PromptRow) => ({

@@ -2,13 +2,23 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentAccount, CurrentUser } from "../accounts/Api.js"
 import { ServerApi } from "../api.js"
-import { Brands } from "./Brands.js"
+import { encodedJson } from "../platform/FastJson.js"
+import { BrandList } from "./Api.js"
+import { Brands, brandWire } from "./Brands.js"
 
 export const BrandsHttpLive = HttpApiBuilder.group(ServerApi, "brands", (handlers) =>
   Effect.gen(function*() {
     const brands = yield* Brands
     return handlers
-      .handle("list", () => Effect.flatMap(CurrentAccount, ({ accountId }) => brands.list(accountId)))
+      // The hot path of the public API: the list leaves in its wire form, encoded once (FastJson.ts).
+      .handle("list", () =>
+        Effect.flatMap(CurrentAccount, ({ accountId }) =>
+          Effect.map(brands.list(accountId), (list) =>
+            encodedJson(BrandList, {
+              brands: list.brands.map(brandWire),
+              count: list.count,
+              limit: list.limit
+            }))))
       .handle("get", ({ path }) => Effect.flatMap(CurrentAccount, ({ accountId }) => brands.get(accountId, path.slug)))
   }))
 
