@@ -92,14 +92,9 @@ export const AgentPagesUrlParams = Schema.Struct({
     )
   ),
   q: Schema.optional(Str("Case-insensitive substring of the path")),
-  limit: Schema.optionalWith(
-    intParam(1, 500, 100, "Page size, 1..500, default 100"),
-    { default: () => 100 }
-  ),
-  offset: Schema.optionalWith(
-    intParam(0, undefined, 0, "Rows to skip, default 0"),
-    { default: () => 0 }
-  )
+  // Optional on both sides so the typed client may leave them out; the handler applies the defaults.
+  limit: Schema.optional(intParam(1, 500, 100, "Page size, 1..500, default 100")),
+  offset: Schema.optional(intParam(0, undefined, 0, "Rows to skip, default 0"))
 })
 
 export const RangeUrlParams = Schema.Struct({ range: RangeParam })

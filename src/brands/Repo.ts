@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option } from "effect"
 import { isUniqueViolation } from "../platform/SqlErrors.js"
 
@@ -83,6 +84,10 @@ export interface BrandsRepoShape {
 
 export class BrandsRepo extends Context.Tag("BrandsRepo")<BrandsRepo, BrandsRepoShape>() {}
 
+/** A unique violation becomes the given domain failure; any other SqlError is a defect. */
+const failOnUnique = <E>(failure: E) => <A, R>(self: Effect.Effect<A, SqlError, R>): Effect.Effect<A, E, R> =>
+  Effect.catchAll(self, (error) => (isUniqueViolation(error.cause) ? Effect.fail(failure) : Effect.die(error)))
+
 const brandColumns = `b.id::int as id, b.account_id::int as "accountId", b.slug, b.name, b.domain, b.vertical,
   b.primary_region as "primaryRegion", b.primary_language as "primaryLanguage", b.aliases, b.site_id::text as "siteId",
   p.scan_hours as "scanHours", b.next_scan_at as "nextScanAt", b.added_at as "addedAt",
@@ -125,8 +130,7 @@ export const BrandsRepoLive = Layer.effect(
           insert into brands (account_id, slug, name, domain, vertical, primary_region, primary_language, aliases, site_id, next_scan_at, added_at)
           values (${brand.accountId}, ${brand.slug}, ${brand.name}, ${brand.domain}, ${brand.vertical}, ${brand.primaryRegion},
                   ${brand.primaryLanguage}, ${brand.aliases}, ${brand.siteId}, ${brand.now}, ${brand.now})`.pipe(
-          Effect.catchIf((error) => isUniqueViolation(error.cause), () => Effect.fail(new SlugTaken())),
-          Effect.orDie,
+          failOnUnique(new SlugTaken()),
           Effect.zipRight(get(brand.accountId, brand.slug)),
           Effect.flatMap(Option.match({
             onNone: () => Effect.dieMessage("inserted brand not found"),
@@ -138,8 +142,7 @@ export const BrandsRepoLive = Layer.effect(
           insert into competitors (account_id, brand_id, name, domain, aliases, pinned, created_at)
           values (${accountId}, ${brandId}, ${input.name}, ${input.domain}, ${input.aliases}, ${input.pinned}, ${input.now})
           returning id::int as id, name, domain, aliases, pinned, created_at as "createdAt"`.pipe(
-          Effect.catchIf((error) => isUniqueViolation(error.cause), () => Effect.fail(new NameTaken())),
-          Effect.orDie,
+          failOnUnique(new NameTaken()),
           Effect.map((rows) => rows[0]!)
         ),
       countPrompts: (accountId) =>
@@ -153,8 +156,7 @@ export const BrandsRepoLive = Layer.effect(
           values (${input.id}, ${accountId}, ${brandId}, ${input.prompt}, ${input.topic}, ${input.intent}, ${input.source},
                   ${input.sourceQuery}, ${input.createdAt})
           returning id::text as id, num, prompt, topic, intent, source, source_query as "sourceQuery", created_at as "createdAt"`.pipe(
-          Effect.catchIf((error) => isUniqueViolation(error.cause), () => Effect.fail(new NameTaken())),
-          Effect.orDie,
+          failOnUnique(new NameTaken()),
           Effect.map((rows) => rows[0]!)
         ),
       setDrainSecret: (accountId, brandId, secret) =>

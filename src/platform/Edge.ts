@@ -32,7 +32,8 @@ const foreignOrigin = (request: HttpServerRequest.HttpServerRequest): boolean =>
   if (!STATE_CHANGING.has(request.method) || !request.url.startsWith("/api/v1/")) return false
   const origin = request.headers["origin"]
   if (origin === undefined || origin === "") return false
-  const host = request.headers["host"]
+  // The Host header; a web Request built in process may carry its host only in its URL.
+  const host = request.headers["host"] ?? (request.source instanceof Request ? new URL(request.source.url).host : undefined)
   try {
     return origin === "null" || host === undefined || new URL(origin).host.toLowerCase() !== host.toLowerCase()
   } catch {

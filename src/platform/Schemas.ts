@@ -13,8 +13,13 @@ export const RangeLiteral = Schema.Literal("7d", "30d", "90d").annotations({
 })
 export type Range = typeof RangeLiteral.Type
 
-/** `range` query parameter, default 30d (decisions.md). */
-export const RangeParam = Schema.optionalWith(RangeLiteral, { default: () => "30d" as const })
+/**
+ * `range` query parameter. Optional on both sides (so the typed client may leave it out);
+ * handlers apply the default, 30d (decisions.md), with `rangeOrDefault`.
+ */
+export const RangeParam = Schema.optional(RangeLiteral)
+export const DEFAULT_RANGE: Range = "30d"
+export const rangeOrDefault = (range: Range | undefined): Range => range ?? DEFAULT_RANGE
 
 export const rangeDays = (range: Range): number => (range === "7d" ? 7 : range === "30d" ? 30 : 90)
 

@@ -1,13 +1,24 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { CurrentAccount } from "../accounts/Api.js"
+import { Brands } from "../brands/Brands.js"
 import { ServerApi } from "../api.js"
 import { notImplemented } from "../platform/HttpErrors.js"
 
+/**
+ * Until its issue lands, a per-brand endpoint still checks the brand (404 for an unknown
+ * slug or another account's), then answers 501: nothing pretends to work.
+ */
+const pendingForBrand = (slug: string) =>
+  Effect.flatMap(Effect.all([Brands, CurrentAccount]), ([brands, { accountId }]) => brands.row(accountId, slug)).pipe(
+    Effect.zipRight(Effect.fail(notImplemented))
+  )
+
 export const VisibilityLive = HttpApiBuilder.group(ServerApi, "visibility", (handlers) =>
   handlers
-    .handle("snapshots", () => Effect.fail(notImplemented))
-    .handle("mentions", () => Effect.fail(notImplemented))
-    .handle("prompts", () => Effect.fail(notImplemented))
+    .handle("snapshots", ({ path }) => pendingForBrand(path.slug))
+    .handle("mentions", ({ path }) => pendingForBrand(path.slug))
+    .handle("prompts", ({ path }) => pendingForBrand(path.slug))
     .handle("portfolio", () => Effect.fail(notImplemented))
     .handle("model", () => Effect.fail(notImplemented))
     .handle("topics", () => Effect.fail(notImplemented))

@@ -1,10 +1,10 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
-import { ApiLive, makeServices, RepositoriesLive } from "../../src/layers.js"
+import { ApiLive, makeServices, type Repositories, RepositoriesLive } from "../../src/layers.js"
 import { appConfigTest } from "../../src/platform/Config.js"
 import { runMigrations } from "../../src/platform/Migrations.js"
-import { SqlMemory, sqlServer } from "../../src/platform/Sql.js"
+import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
 import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
 
 export type Backend = "fake" | "pglite" | "postgres"
@@ -17,7 +17,7 @@ const migrated = <E, R>(layer: Layer.Layer<any, E, R>) =>
   Layer.effectDiscard(runMigrations.pipe(Effect.orDie)).pipe(Layer.provideMerge(layer))
 
 /** A fresh schema on the PostgreSQL server, so runs and files never see each other's rows. */
-const serverSchemaUrl = async (base: string) => {
+export const serverSchemaUrl = async (base: string) => {
   const { Client } = await import("pg")
   const schema = `t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   const client = new Client({ connectionString: base })
@@ -32,17 +32,25 @@ const serverSchemaUrl = async (base: string) => {
 export interface TestApp {
   readonly backend: Backend
   readonly fetch: (path: string, init?: RequestInit) => Promise<Response>
+  /** Runs an effect against the same repositories and database as the app (set a plan, read rows). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Repositories | Database>) => Promise<A>
   readonly dispose: () => Promise<void>
 }
 
 /** The whole application, in process (no port), on the chosen back end. */
-export const makeTestApp = async (backend: Backend): Promise<TestApp> => {
+export const makeTestApp = async (
+  backend: Backend,
+  options: {
+    /** postgres only: this database URL (e.g. one schema shared by two apps, as two server processes would). */
+    readonly serverUrl?: string
+  } = {}
+): Promise<TestApp> => {
   const infra =
     backend === "fake"
       ? Layer.mergeAll(makeFakeRepositories().layer, FakeDatabase)
       : backend === "pglite"
       ? RepositoriesLive.pipe(Layer.provideMerge(migrated(SqlMemory)))
-      : RepositoriesLive.pipe(Layer.provideMerge(migrated(sqlServer(await serverSchemaUrl(process.env.TEST_DATABASE_URL!)))))
+      : RepositoriesLive.pipe(Layer.provideMerge(migrated(sqlServer(options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!)))))
 
   const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>() })
   const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext).pipe(
@@ -52,11 +60,18 @@ export const makeTestApp = async (backend: Backend): Promise<TestApp> => {
     Layer.provide(infra),
     Layer.provide(config)
   )
-  const { handler, dispose } = HttpApiBuilder.toWebHandler(layer)
+  // One memo map: the handler and `run` share the very same repositories and database.
+  const memoMap = Effect.runSync(Layer.makeMemoMap)
+  const { handler, dispose } = HttpApiBuilder.toWebHandler(layer, { memoMap })
+  const runtime = ManagedRuntime.make(infra, memoMap)
   return {
     backend,
     fetch: (path, init) => handler(new Request(`http://localhost${path}`, init)),
-    dispose
+    run: (effect) => runtime.runPromise(effect),
+    dispose: async () => {
+      await dispose()
+      await runtime.dispose()
+    }
   }
 }
 
