@@ -1,11 +1,10 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi, OpenApiJsonSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, OpenApi, OpenApiJsonSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { BearerAuth } from "../accounts/Api.js"
 import {
   BadRequestError,
   ForbiddenError,
   NotFoundError,
-  NotImplementedError,
   PayloadTooLargeError,
   QuotaExceededError,
   UnauthorizedError
@@ -104,11 +103,17 @@ export const IngestResponse = Schema.Struct({
 
 export const DrainUrlParams = Schema.Struct({
   site_id: Schema.optional(
-    Str("The brand's public site id (a UUID), checked for ownership; may instead be sent in header x-service-site")
+    Schema.Union(Schema.String, Schema.Array(Schema.String)).annotations({
+      description:
+        "The brand's public site id (a UUID), checked for ownership; may instead be sent in header x-service-site. " +
+        "When repeated, the first value counts."
+    })
   ),
   verify: Schema.optional(
     Schema.Union(Schema.String, Schema.Array(Schema.String)).annotations({
-      description: "Echoed back as response header x-drain-verify on every response"
+      description:
+        "Echoed back as response header x-drain-verify on every response, errors included. When repeated, the first " +
+        "value is echoed; characters a header cannot carry are dropped"
     })
   )
 })
@@ -141,12 +146,25 @@ const drainRequestBody = {
 }
 
 // ---------------------------------------------------------------------------
+// Endpoint middlewares (they run outside the group's BearerAuth)
+// ---------------------------------------------------------------------------
+
+/** Echoes the drain's `verify` query value as x-drain-verify on every response, 401s included. */
+export class DrainVerify extends HttpApiMiddleware.Tag<DrainVerify>()("DrainVerify") {}
+
+/** Refuses a batch whose Content-Length is over INGEST_MAX_BODY_BYTES with 413, before the body is read. */
+export class BatchBodyLimit extends HttpApiMiddleware.Tag<BatchBodyLimit>()("BatchBodyLimit", {
+  failure: PayloadTooLargeError
+}) {}
+
+// ---------------------------------------------------------------------------
 // Group
 // ---------------------------------------------------------------------------
 
 export class IngestionGroup extends HttpApiGroup.make("ingestion")
   .add(
     HttpApiEndpoint.post("ingest", "/agents/ingest")
+      .middleware(BatchBodyLimit)
       .setPayload(IngestPayload)
       .addSuccess(IngestResponse)
       .annotate(OpenApi.Summary, "Ingest a batch of server-log records")
@@ -158,6 +176,7 @@ export class IngestionGroup extends HttpApiGroup.make("ingestion")
   )
   .add(
     HttpApiEndpoint.post("drain", "/agents/ingest/drain")
+      .middleware(DrainVerify)
       .setUrlParams(DrainUrlParams)
       .setHeaders(DrainHeaders)
       .addSuccess(DrainResponse)
@@ -175,6 +194,5 @@ export class IngestionGroup extends HttpApiGroup.make("ingestion")
   .addError(NotFoundError)
   .addError(PayloadTooLargeError)
   .addError(QuotaExceededError)
-  .addError(NotImplementedError)
   .middleware(BearerAuth)
 {}

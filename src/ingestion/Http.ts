@@ -1,10 +1,92 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Chunk, Effect, Layer, Stream } from "effect"
+import { CurrentAccount } from "../accounts/Api.js"
 import { ServerApi } from "../api.js"
-import { notImplemented } from "../platform/HttpErrors.js"
+import { PayloadTooLarge } from "../platform/HttpErrors.js"
+import { BatchBodyLimit, DrainVerify } from "./Api.js"
+import { IngestConfig } from "./Config.js"
+import { Ingestion } from "./Ingestion.js"
+
+const first = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
+  typeof value === "string" ? value : value?.[0]
+
+/** A header value carries visible ASCII, spaces and tabs only; the rest is dropped, the length bounded. */
+export const headerSafe = (value: string) => value.replace(/[^\t\x20-\x7e]/g, "").slice(0, 1024)
+
+export const DrainVerifyLive = Layer.succeed(
+  DrainVerify,
+  Effect.gen(function*() {
+    const params = yield* HttpServerRequest.ParsedSearchParams
+    const verify = first(params["verify"])
+    if (verify === undefined) return
+    const value = headerSafe(verify)
+    yield* HttpApp.appendPreResponseHandler((_request, response) =>
+      Effect.succeed(HttpServerResponse.setHeader(response, "x-drain-verify", value))
+    )
+  })
+)
+
+export const BatchBodyLimitLive = Layer.effect(
+  BatchBodyLimit,
+  Effect.map(IngestConfig, (config) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const length = Number(request.headers["content-length"])
+      return Number.isFinite(length) && length > config.maxBodyBytes
+        ? Effect.fail(new PayloadTooLarge({ error: `request body too large: at most ${config.maxBodyBytes} bytes` }))
+        : Effect.void
+    }))
+)
+
+/**
+ * The raw body, or null when it is over `max` bytes (then it is not read past the limit:
+ * a Content-Length over it is refused at once, a chunked body is cut off by the stream).
+ * A body that fails to arrive reads as empty (an unparseable delivery).
+ */
+export const readBody = (request: HttpServerRequest.HttpServerRequest, max: number): Effect.Effect<Uint8Array | null> => {
+  const length = Number(request.headers["content-length"] ?? NaN)
+  if (Number.isFinite(length)) {
+    if (length > max) return Effect.succeed(null)
+    return request.arrayBuffer.pipe(
+      Effect.map((buffer) => new Uint8Array(buffer)),
+      Effect.orElseSucceed(() => new Uint8Array(0))
+    )
+  }
+  let total = 0
+  let over = false
+  return request.stream.pipe(
+    Stream.takeWhile((chunk) => {
+      total += chunk.length
+      over = total > max
+      return !over
+    }),
+    Stream.runCollect,
+    Effect.map((chunks) => {
+      if (over) return null
+      const out = new Uint8Array(total)
+      let offset = 0
+      for (const chunk of Chunk.toReadonlyArray(chunks)) {
+        out.set(chunk, offset)
+        offset += chunk.length
+      }
+      return out
+    }),
+    Effect.orElseSucceed(() => new Uint8Array(0))
+  )
+}
 
 export const IngestionLive = HttpApiBuilder.group(ServerApi, "ingestion", (handlers) =>
-  handlers
-    .handle("ingest", () => Effect.fail(notImplemented))
-    .handleRaw("drain", () => Effect.fail(notImplemented))
-)
+  Effect.gen(function*() {
+    const ingestion = yield* Ingestion
+    const config = yield* IngestConfig
+    return handlers
+      .handle("ingest", ({ payload }) =>
+        Effect.flatMap(CurrentAccount, ({ accountId }) => ingestion.batch(accountId, payload)))
+      .handleRaw("drain", ({ headers, request, urlParams }) =>
+        Effect.gen(function*() {
+          const { accountId } = yield* CurrentAccount
+          const siteId = first(urlParams.site_id) ?? headers["x-service-site"]
+          // Spec 4.2: 400 missing site_id comes before the body is read.
+          const body = siteId === undefined || siteId.trim() === "" ? null : yield* readBody(request, config.maxBodyBytes)
+          return yield* ingestion.drain({ accountId, siteId, signature: headers["x-drain-signature"], body })
+        }))
+  })).pipe(Layer.provide([DrainVerifyLive, BatchBodyLimitLive]))

@@ -1,0 +1,236 @@
+/**
+ * Log-drain ingestion end to end on PostgreSQL, side by side with a bare COPY of the same rows
+ * into the same table, in the same run.
+ *
+ *   bun run bench/ingest.ts            (needs PostgreSQL at 127.0.0.1:5432)
+ *
+ * Deliveries of 2,000 records (gzip NDJSON, about 20% AI-crawler requests, the rest browsers,
+ * a few AI referrals and non-request records) go to a running server (src/main.ts on a fresh
+ * database, pinned to core 0) through POST /api/public/v1/agents/ingest/drain: decoding,
+ * classification, the cap, hits + rollup + usage in one transaction. The baseline COPYs every
+ * record of the same deliveries as a row of crawler_hits (one COPY FROM STDIN stream, postgres.js).
+ * Rounds alternate; medians are reported. BENCH_DATABASE_URL picks the server (default
+ * postgres://postgres@127.0.0.1:5432/postgres); the database is created for the run and dropped after.
+ */
+import { spawn, spawnSync } from "bun"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { gzipSync } from "node:zlib"
+import postgres from "postgres"
+
+const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+const rounds = Number(process.env.ROUNDS ?? 3)
+const perRound = Number(process.env.DELIVERIES ?? 40)
+const concurrency = Number(process.env.CONCURRENCY ?? 4)
+const RECORDS = 2000
+const PORT = 18191
+const base = `http://127.0.0.1:${PORT}`
+
+const dbName = `aiv_bench_ingest_${Date.now().toString(36)}`
+const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+await admin.unsafe(`create database ${dbName}`)
+const url = new URL(adminUrl)
+url.pathname = `/${dbName}`
+const databaseUrl = url.toString()
+const dataDir = mkdtempSync(join(tmpdir(), "aiv-bench-ingest-"))
+
+const has = (cmd: string) => spawnSync(["sh", "-c", `command -v ${cmd}`]).exitCode === 0
+const pin = (core: number, argv: Array<string>) => (has("taskset") ? ["taskset", "-c", String(core), ...argv] : argv)
+if (has("taskset")) spawnSync(["taskset", "-cp", "1", String(process.pid)])
+
+const server = spawn(pin(0, ["bun", "run", "src/main.ts"]), {
+  env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(PORT), HOST: "127.0.0.1", DATA_DIR: dataDir },
+  stdout: "ignore",
+  stderr: "inherit"
+})
+for (let i = 0; ; i++) {
+  try {
+    if ((await fetch(`${base}/healthz`)).ok) break
+  } catch {
+    // not up yet
+  }
+  if (i > 300) throw new Error("server did not come up")
+  await Bun.sleep(100)
+}
+
+// Seed through the real API: an enterprise account (cap 50,000,000), one brand, a key.
+const signup = await fetch(`${base}/api/v1/auth/signup`, {
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  body: JSON.stringify({ email: "bench@example.com", password: "bench-password", account_name: "Bench" })
+})
+const cookie = (signup.headers.get("set-cookie") ?? "").split(";")[0]!
+const db = postgres(databaseUrl, { max: 4, onnotice: () => {} })
+await db`update accounts set plan_id = 'enterprise'`
+const brand = (await (await fetch(`${base}/api/v1/me/brands`, {
+  method: "POST",
+  headers: { "content-type": "application/json", cookie },
+  body: JSON.stringify({ brand_slug: "acme", brand_name: "Acme", domain: "acme.example", vertical: "saas" })
+})).json()) as { id: number; site_id: string }
+const { key } = (await (await fetch(`${base}/api/v1/me/api-keys`, {
+  method: "POST",
+  headers: { "content-type": "application/json", cookie },
+  body: JSON.stringify({ name: "bench" })
+})).json()) as { key: string }
+const accountId = (await db<Array<{ account_id: number }>>`select account_id::int from brands where id = ${brand.id}`)[0]!.account_id
+
+// ---------------------------------------------------------------------------
+// Deliveries
+// ---------------------------------------------------------------------------
+
+const CRAWLERS = [
+  "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)",
+  "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)",
+  "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; PerplexityBot/1.0; +https://perplexity.ai/perplexitybot)",
+  "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot",
+  "meta-externalagent/1.1 (+https://developers.facebook.com/docs/sharing/webmasters/crawler)",
+  "Mozilla/5.0 (compatible; Bytespider; spider-feedback@bytedance.com) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/70.0.0.0 Safari/537.36"
+]
+const BROWSERS = [
+  "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
+  "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15",
+  "Mozilla/5.0 (X11; Linux x86_64; rv:125.0) Gecko/20100101 Firefox/125.0",
+  "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
+]
+const PATHS = ["/", "/pricing", "/blog/ai-search-2026", "/docs/getting-started", "/robots.txt", "/llms.txt", "/_next/static/chunks/main.js", "/about", "/careers", "/blog/launch?utm_source=x"]
+const SOURCES = ["lambda", "edge", "static", "external"]
+
+let seq = 0
+const T0 = Date.now() - 3_600_000
+interface Row {
+  key: string
+  ts: number
+  ua: string
+  path: string
+  status: number
+}
+const makeDelivery = () => {
+  const lines: Array<string> = []
+  const rows: Array<Row> = []
+  for (let i = 0; i < RECORDS; i++) {
+    const n = seq++
+    const id = `${T0 + n}${String(n).padStart(10, "0")}`
+    const ts = T0 + n
+    if (i % 50 === 49) {
+      lines.push(JSON.stringify({ id, message: "GET /api/users 200 in 12ms", timestamp: ts, type: "stdout", source: "lambda", projectId: "prj_bench", deploymentId: "dpl_bench", host: "acme-bench.vercel.app", requestId: `req_${n}` }))
+      rows.push({ key: id, ts, ua: "", path: "/api/users", status: 200 })
+      continue
+    }
+    const crawler = i % 5 === 0
+    const ua = crawler ? CRAWLERS[n % CRAWLERS.length]! : BROWSERS[n % BROWSERS.length]!
+    const path = PATHS[n % PATHS.length]!
+    const status = n % 17 === 0 ? 404 : n % 97 === 0 ? -1 : 200
+    const referer = !crawler && n % 23 === 0 ? "https://chatgpt.com/" : "https://www.google.com/"
+    lines.push(JSON.stringify({
+      id, message: "", timestamp: ts, type: "stdout", source: SOURCES[n % SOURCES.length], projectId: "prj_bench", deploymentId: "dpl_bench",
+      host: "acme-bench.vercel.app", path: path.split("?")[0], statusCode: status, requestId: `req_${n}`,
+      proxy: {
+        timestamp: ts, method: "GET", host: "www.acme.example", path, userAgent: [ua], referer, region: "fra1", statusCode: status,
+        clientIp: `203.0.${n % 250}.${n % 200}`, scheme: "https", vercelCache: "MISS"
+      }
+    }))
+    rows.push({ key: id, ts, ua, path, status })
+  }
+  return { body: new Uint8Array(gzipSync(lines.join("\n") + "\n")), raw: lines.reduce((s, l) => s + l.length + 1, 0), rows }
+}
+
+console.log(`building ${rounds} x ${perRound} deliveries of ${RECORDS} records ...`)
+const warm = Array.from({ length: 5 }, makeDelivery)
+const batches = Array.from({ length: rounds }, () => Array.from({ length: perRound }, makeDelivery))
+const latencySet = Array.from({ length: 30 }, makeDelivery)
+const sample = batches[0]![0]!
+console.log(`one delivery: ${(sample.raw / 1e6).toFixed(2)} MB NDJSON, ${(sample.body.length / 1e3).toFixed(0)} KB gzip`)
+
+const deliver = async (body: Uint8Array) => {
+  const started = performance.now()
+  const response = await fetch(`${base}/api/public/v1/agents/ingest/drain?site_id=${brand.site_id}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/x-ndjson" },
+    body: body as BodyInit
+  })
+  const out = (await response.json()) as { accepted: number; scanned: number }
+  if (response.status !== 200 || out.scanned !== RECORDS) throw new Error(`delivery failed: ${response.status} ${JSON.stringify(out)}`)
+  return { ms: performance.now() - started, accepted: out.accepted }
+}
+
+const ingestRound = async (deliveries: Array<{ body: Uint8Array }>) => {
+  let next = 0
+  let accepted = 0
+  const started = performance.now()
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < deliveries.length) {
+      const d = deliveries[next++]!
+      const result = await deliver(d.body)
+      accepted += result.accepted
+    }
+  }))
+  const seconds = (performance.now() - started) / 1000
+  return { rps: (deliveries.length * RECORDS) / seconds, accepted }
+}
+
+const tsv = (s: string) => s.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r"))
+/** Every record of the deliveries as a crawler_hits row, COPYed in one stream (the text is built before the clock starts). */
+const copyRound = async (deliveries: Array<{ rows: Array<Row> }>, round: number) => {
+  const chunks: Array<string> = []
+  for (const d of deliveries) {
+    let text = ""
+    for (const r of d.rows) {
+      const q = r.path.indexOf("?")
+      text += `${brand.id}\tcopy${round}:${r.key}\t${accountId}\t${new Date(r.ts).toISOString()}\tGPTBot\tOpenAI\ttraining_crawler\twww.acme.example\t` +
+        `${tsv(q === -1 ? r.path : r.path.slice(0, q))}\t${q === -1 ? "" : tsv(r.path.slice(q + 1))}\tGET\t${r.status === -1 ? "\\N" : r.status}\t` +
+        `203.0.113.9\t\\N\thttps://www.google.com/\tdrain\n`
+    }
+    chunks.push(text)
+  }
+  const rows = deliveries.length * RECORDS
+  const started = performance.now()
+  const stream = await db`copy crawler_hits (brand_id, record_key, account_id, ts, bot, vendor, kind, host, path, query, method, status,
+                          client_ip, country, referrer, channel) from stdin`.writable()
+  for (const chunk of chunks) {
+    if (!stream.write(chunk)) await new Promise((resolve) => stream.once("drain", resolve))
+  }
+  await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())))
+  const seconds = (performance.now() - started) / 1000
+  return rows / seconds
+}
+
+const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+for (const d of warm) await deliver(d.body)
+
+const ingestRps: Array<number> = []
+const copyRps: Array<number> = []
+let accepted = 0
+for (let round = 0; round < rounds; round++) {
+  const ingest = await ingestRound(batches[round]!)
+  accepted += ingest.accepted
+  ingestRps.push(ingest.rps)
+  copyRps.push(await copyRound(batches[round]!, round))
+  console.log(`round ${round + 1}: ingest ${ingestRps.at(-1)!.toFixed(0)} records/s, bare COPY ${copyRps.at(-1)!.toFixed(0)} rows/s`)
+}
+
+// Latency: one delivery at a time.
+const latencies: Array<number> = []
+for (const d of latencySet) latencies.push((await deliver(d.body)).ms)
+
+const hits = (await db<Array<{ hits: number }>>`select count(*)::int as hits from crawler_hits where record_key not like 'copy%'`)[0]!.hits
+const events = (await db<Array<{ events: number }>>`select sum(events)::int as events from monthly_usage`)[0]!.events
+
+server.kill()
+await server.exited
+await db.end()
+await admin.unsafe(`drop database ${dbName} with (force)`)
+await admin.end()
+rmSync(dataDir, { recursive: true, force: true })
+
+const i = median(ingestRps)
+const c = median(copyRps)
+const sorted = [...latencies].sort((a, b) => a - b)
+console.log(`POST /agents/ingest/drain, ${RECORDS}-record gzip NDJSON deliveries (~20% crawler hits), PostgreSQL, ${rounds} rounds x ${perRound} deliveries, ${concurrency} in flight`)
+console.log(`  ingestion end to end: ${i.toFixed(0)} records/s (${(i / RECORDS).toFixed(1)} deliveries/s)`)
+console.log(`  bare COPY of the same records as crawler_hits rows: ${c.toFixed(0)} rows/s`)
+console.log(`  ratio: ${(i / c).toFixed(2)} (target >= 0.40)`)
+console.log(`  delivery latency, one at a time: median ${median(latencies).toFixed(1)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} ms (target median < 50 ms)`)
+console.log(`  stored: ${hits} crawler hits; monthly usage ${events} (accepted ${accepted} in the timed rounds)`)

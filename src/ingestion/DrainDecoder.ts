@@ -1,0 +1,118 @@
+import { Context, Effect, Layer } from "effect"
+import { gunzipSync } from "node:zlib"
+import { IngestConfig } from "./Config.js"
+import { fromDrainRecord, type LogRequest } from "./Records.js"
+
+/**
+ * A log-drain delivery from raw bytes to typed requests (spec 4.2 rules 1 and 3):
+ * gzip is detected by its magic bytes and inflated with a bound (a gzip bomb stops at the
+ * bound, in bounded memory); a JSON array and NDJSON are told apart by the content, never by
+ * Content-Type. Total: any bytes give a result, never an exception.
+ */
+export interface DecodedDelivery {
+  /** Records seen: JSON values of the array, or of the NDJSON lines that parsed. */
+  readonly scanned: number
+  /** The records that are HTTP requests (proxy with a method, and a path). */
+  readonly requests: ReadonlyArray<LogRequest>
+  /** Why nothing could be read, when nothing could: "empty", "too large", "inflates too large", "bad gzip", "not JSON". */
+  readonly unparseable: string | null
+}
+
+export interface DrainDecoderShape {
+  /** `body` null means the body was over the size limit and was not read. */
+  readonly decode: (body: Uint8Array | null, receivedAt: number) => DecodedDelivery
+}
+
+export class DrainDecoder extends Context.Tag("DrainDecoder")<DrainDecoder, DrainDecoderShape>() {}
+
+const unparseable = (why: string): DecodedDelivery => ({ scanned: 0, requests: [], unparseable: why })
+
+export const isGzip = (bytes: Uint8Array) => bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b
+
+/** Inflates with a bound; null when the data is not valid gzip or inflates past `maxBytes`. */
+export const gunzipBounded = (bytes: Uint8Array, maxBytes: number): { ok: Uint8Array } | { error: string } => {
+  try {
+    return { ok: gunzipSync(bytes, { maxOutputLength: maxBytes }) }
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    return { error: code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError ? "inflates too large" : "bad gzip" }
+  }
+}
+
+const utf8 = new TextDecoder("utf-8")
+
+const pushValue = (out: Array<unknown>, value: unknown) => {
+  if (Array.isArray(value)) {
+    for (const v of value) out.push(v)
+  } else {
+    out.push(value)
+  }
+}
+
+/**
+ * The JSON values of a body: the elements of one JSON array (or one object), else NDJSON: one
+ * value per line (a line holding an array gives its elements; a trailing comma, as in an array
+ * written one record a line, is tolerated). Lines that do not parse are not records. Null when
+ * nothing parses.
+ */
+export const parseRecords = (text: string): Array<unknown> | null => {
+  let start = 0
+  while (start < text.length && text.charCodeAt(start) <= 32) start++
+  if (start === text.length) return null
+  const first = text.charCodeAt(start)
+  if (first === 0x5b /* [ */ || first === 0x7b /* { */) {
+    try {
+      const out: Array<unknown> = []
+      pushValue(out, JSON.parse(text))
+      return out
+    } catch {
+      // NDJSON, or a damaged array: line by line below.
+    }
+  }
+  const out: Array<unknown> = []
+  let parsed = false
+  let from = start
+  while (from < text.length) {
+    let to = text.indexOf("\n", from)
+    if (to === -1) to = text.length
+    let line = text.slice(from, to).trim()
+    from = to + 1
+    if (line === "" || line === "[" || line === "]") continue
+    if (line.endsWith(",")) line = line.slice(0, -1)
+    try {
+      pushValue(out, JSON.parse(line))
+      parsed = true
+    } catch {
+      // not a record
+    }
+  }
+  return parsed ? out : null
+}
+
+export const makeDrainDecoder = (options: { readonly maxInflatedBytes: number }): DrainDecoderShape => ({
+  decode: (body, receivedAt) => {
+    if (body === null) return unparseable("too large")
+    if (body.length === 0) return unparseable("empty")
+    let bytes = body
+    if (isGzip(bytes)) {
+      const inflated = gunzipBounded(bytes, options.maxInflatedBytes)
+      if ("error" in inflated) return unparseable(inflated.error)
+      bytes = inflated.ok
+    } else if (bytes.length > options.maxInflatedBytes) {
+      return unparseable("too large")
+    }
+    const values = parseRecords(utf8.decode(bytes))
+    if (values === null) return unparseable("not JSON")
+    const requests: Array<LogRequest> = []
+    for (const value of values) {
+      const request = fromDrainRecord(value, receivedAt)
+      if (request !== null) requests.push(request)
+    }
+    return { scanned: values.length, requests, unparseable: null }
+  }
+})
+
+export const DrainDecoderLive = Layer.effect(
+  DrainDecoder,
+  Effect.map(IngestConfig, (config) => makeDrainDecoder({ maxInflatedBytes: config.maxInflatedBytes }))
+)

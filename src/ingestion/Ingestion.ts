@@ -1,0 +1,324 @@
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Context, Effect, Exit, Layer } from "effect"
+import { createHmac, timingSafeEqual } from "node:crypto"
+import { type Plan, monthStart } from "../accounts/Plans.js"
+import { AccountsRepo } from "../accounts/Repo.js"
+import { Brands } from "../brands/Brands.js"
+import type { SiteBrand } from "../brands/Repo.js"
+import { Classifier } from "../catalog/Classifier.js"
+import {
+  badRequest,
+  type BadRequest,
+  forbidden,
+  type Forbidden,
+  type NotFound,
+  PayloadTooLarge,
+  QuotaExceeded
+} from "../platform/HttpErrors.js"
+import { now } from "../platform/Time.js"
+import { MAX_BATCH_RECORDS } from "./Api.js"
+import { IngestConfig } from "./Config.js"
+import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
+import { type HitRow, HitsRepo, type ReferralRow } from "./HitsRepo.js"
+import { Quota } from "./Quota.js"
+import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine } from "./Records.js"
+import { Spool, type SpooledDelivery } from "./Spool.js"
+
+/**
+ * Server-log ingestion (spec 4.1, 4.2; decisions.md; metrics.md section 3): checks, then
+ * classification, then storage under the monthly cap. The drain never loses a delivery to a
+ * database outage: it spools it and answers 200; SpoolReplayLive stores it later.
+ */
+
+export interface IngestResult {
+  readonly accepted: number
+  readonly monthly_used: number
+  readonly monthly_cap: number
+}
+
+export interface DrainResult extends IngestResult {
+  readonly scanned: number
+  readonly skipped: number
+}
+
+export interface BatchInput {
+  readonly site_id: string
+  readonly records: ReadonlyArray<unknown>
+  readonly channel?: string | undefined
+}
+
+export interface DrainInput {
+  readonly accountId: number
+  readonly siteId: string | undefined
+  readonly signature: string | undefined
+  /** The raw body; null when it was over the size limit and was not read. */
+  readonly body: Uint8Array | null
+}
+
+export type ReplayOutcome =
+  | { readonly _tag: "Stored"; readonly result: DrainResult }
+  | { readonly _tag: "Dropped"; readonly reason: string }
+
+export interface IngestionShape {
+  readonly batch: (
+    accountId: number,
+    input: BatchInput
+  ) => Effect.Effect<IngestResult, BadRequest | Forbidden | NotFound | PayloadTooLarge | QuotaExceeded>
+  readonly drain: (input: DrainInput) => Effect.Effect<DrainResult, BadRequest | Forbidden | NotFound | QuotaExceeded>
+  /** Stores a spooled delivery like a live one; dies with the SqlError while the database is still down. */
+  readonly replay: (delivery: SpooledDelivery) => Effect.Effect<ReplayOutcome>
+}
+
+export class Ingestion extends Context.Tag("Ingestion")<Ingestion, IngestionShape>() {}
+
+export const CAP_REACHED = "monthly server-log event cap reached"
+const PLAN_BATCH = forbidden("plan not entitled to server-log ingestion")
+const PLAN_DRAIN = forbidden("plan not entitled to log-drain ingestion: Growth plan or higher")
+const SIGNATURE_MISSING = forbidden("missing x-drain-signature")
+const SIGNATURE_MISMATCH = forbidden("x-drain-signature mismatch")
+const MISSING_SITE = badRequest("missing site_id")
+const BAD_CHANNEL = badRequest(`invalid channel: must be one of ${BATCH_CHANNELS.join(", ")}`)
+const TOO_MANY = new PayloadTooLarge({ error: `too many records: at most ${MAX_BATCH_RECORDS} per batch` })
+
+const HEX40 = /^[0-9a-f]{40}$/
+
+/** Hex HMAC-SHA1 of `bytes`, compared in constant time. */
+const hmacMatches = (secret: string, bytes: Uint8Array, provided: Buffer) =>
+  timingSafeEqual(createHmac("sha1", secret).update(bytes).digest(), provided)
+
+/**
+ * Spec 4.2 rule 2: the hex HMAC-SHA1 of the raw body. A "sha1=" prefix and upper-case hex are
+ * accepted; for a gzip body, a signature of the inflated body is accepted too (platforms differ
+ * on which one they sign).
+ */
+export const signatureValid = (secret: string, body: Uint8Array, given: string, maxInflated: number): boolean => {
+  let hex = given.trim().toLowerCase()
+  if (hex.startsWith("sha1=")) hex = hex.slice(5)
+  if (!HEX40.test(hex)) return false
+  const provided = Buffer.from(hex, "hex")
+  if (hmacMatches(secret, body, provided)) return true
+  if (!isGzip(body)) return false
+  const inflated = gunzipBounded(body, maxInflated)
+  return "ok" in inflated && hmacMatches(secret, inflated.ok, provided)
+}
+
+/** An outage (retry later) rather than a statement the data made fail (SQLSTATE 22 data, 23 integrity, 42 syntax). */
+export const isOutage = (defect: unknown): boolean => {
+  if (!(defect instanceof SqlError)) return false
+  const code = (defect.cause as { code?: unknown } | undefined)?.code
+  return !(typeof code === "string" && /^(22|23|42)/.test(code))
+}
+
+export const IngestionServiceLive = Layer.effect(
+  Ingestion,
+  Effect.gen(function*() {
+    const brands = yield* Brands
+    const accounts = yield* AccountsRepo
+    const hitsRepo = yield* HitsRepo
+    const quota = yield* Quota
+    const spool = yield* Spool
+    const decoder = yield* DrainDecoder
+    const { classify } = yield* Classifier
+    const config = yield* IngestConfig
+
+    /** What the drain reports while the database is unreachable: the last figures it gave this account. */
+    const lastKnown = new Map<number, { used: number; cap: number }>()
+
+    /** Crawler hits and AI referrals of a delivery; the rest is skipped. Keys make a replay idempotent. */
+    const split = (requests: ReadonlyArray<LogRequest>, deliveryId: string) => {
+      const hits: Array<HitRow> = []
+      const referrals: Array<ReferralRow> = []
+      for (let i = 0; i < requests.length; i++) {
+        const request = requests[i]!
+        const key = request.recordId !== null ? `r:${request.recordId}` : `${deliveryId}:${i}`
+        const agent = request.ua === "" ? null : classify(request.ua)
+        if (agent !== null) {
+          hits.push({ ...request, key, bot: agent.bot, vendor: agent.vendor, kind: agent.kind })
+        } else {
+          const engine = referrerEngine(request.referrer)
+          if (engine !== null) referrals.push({ ...request, key, engine })
+        }
+      }
+      return { hits, referrals }
+    }
+
+    const store = (input: {
+      readonly brand: SiteBrand
+      readonly plan: Plan
+      readonly channel: string
+      readonly receivedAt: number
+      readonly hits: ReadonlyArray<HitRow>
+      readonly referrals: ReadonlyArray<ReferralRow>
+    }): Effect.Effect<IngestResult, QuotaExceeded> =>
+      Effect.gen(function*() {
+        const { brand, plan } = input
+        const accountId = brand.accountId
+        const month = monthStart(new Date(input.receivedAt))
+        const cap = plan.monthlyEvents
+        const rows = {
+          accountId,
+          brandId: brand.id,
+          channel: input.channel,
+          month,
+          hits: input.hits,
+          referrals: input.referrals
+        }
+        if (input.hits.length === 0) {
+          // Referrals are not counted against the cap: no lock needed.
+          if (input.referrals.length > 0) yield* hitsRepo.store({ ...rows, limit: 0 })
+          const used = yield* quota.used(accountId, month)
+          lastKnown.set(accountId, { used, cap })
+          return { accepted: 0, monthly_used: used, monthly_cap: cap }
+        }
+        const outcome = yield* quota.withinCap(accountId, month, cap, (room) => hitsRepo.store({ ...rows, limit: room }))
+        lastKnown.set(accountId, { used: outcome.used, cap })
+        if (outcome.room === 0) {
+          return yield* Effect.fail(new QuotaExceeded({ error: CAP_REACHED, monthly_used: outcome.used, monthly_cap: cap }))
+        }
+        return { accepted: outcome.stored, monthly_used: outcome.used, monthly_cap: cap }
+      })
+
+    /** Every check and the storage of a drain delivery, live or replayed (spec 4.2). */
+    const processDrain = (delivery: SpooledDelivery | (Omit<SpooledDelivery, "body"> & { body: Uint8Array | null })) =>
+      Effect.gen(function*() {
+        const brand = yield* brands.bySiteId(delivery.accountId, delivery.siteId)
+        const plan = yield* accounts.planOf(delivery.accountId)
+        if (!plan.drainIngest) return yield* Effect.fail(PLAN_DRAIN)
+        // An unread (too large) body is refused as unparseable below: nothing of it is stored.
+        if (brand.drainSecret !== null && delivery.body !== null) {
+          if (delivery.signature === null || delivery.signature.trim() === "") return yield* Effect.fail(SIGNATURE_MISSING)
+          if (!signatureValid(brand.drainSecret, delivery.body, delivery.signature, config.maxInflatedBytes)) {
+            return yield* Effect.fail(SIGNATURE_MISMATCH)
+          }
+        }
+        const decoded = decoder.decode(delivery.body, delivery.receivedAt)
+        const { hits, referrals } = split(decoded.requests, delivery.id)
+        const stored = yield* store({ brand, plan, channel: "drain", receivedAt: delivery.receivedAt, hits, referrals })
+        return { ...stored, scanned: decoded.scanned, skipped: decoded.scanned - hits.length } satisfies DrainResult
+      })
+
+    /**
+     * Spec 4.2 rule 5: a failure to persist still answers 200. The delivery goes to the spool
+     * (durably, before answering) when it holds anything to store; accepted is 0 (nothing is
+     * stored yet), the monthly figures are the last ones known.
+     */
+    const spoolInstead = (delivery: SpooledDelivery, outage: SqlError) =>
+      Effect.gen(function*() {
+        const decoded = decoder.decode(delivery.body, delivery.receivedAt)
+        const { hits, referrals } = split(decoded.requests, delivery.id)
+        if (hits.length + referrals.length > 0) {
+          // Neither the database nor the disk: the sender must retry, so 503 (the edge's answer to a SqlError).
+          yield* spool.append(delivery).pipe(Effect.catchAll(() => Effect.die(outage)))
+          yield* Effect.logWarning(`database unavailable: drain delivery ${delivery.id} spooled (${hits.length} crawler hits)`)
+        }
+        const known = lastKnown.get(delivery.accountId)
+        return {
+          accepted: 0,
+          scanned: decoded.scanned,
+          skipped: decoded.scanned - hits.length,
+          monthly_used: known?.used ?? 0,
+          monthly_cap: known?.cap ?? 0
+        } satisfies DrainResult
+      })
+
+    const drain: IngestionShape["drain"] = (input) =>
+      Effect.gen(function*() {
+        const siteId = input.siteId?.trim() ?? ""
+        if (siteId === "") return yield* Effect.fail(MISSING_SITE)
+        const delivery = {
+          id: crypto.randomUUID(),
+          receivedAt: (yield* now).getTime(),
+          accountId: input.accountId,
+          siteId,
+          signature: input.signature ?? null,
+          body: input.body
+        }
+        return yield* processDrain(delivery).pipe(
+          Effect.catchAllDefect((defect) =>
+            defect instanceof SqlError && delivery.body !== null
+              ? spoolInstead({ ...delivery, body: delivery.body }, defect)
+              : Effect.die(defect)
+          )
+        )
+      })
+
+    const batch: IngestionShape["batch"] = (accountId, input) =>
+      Effect.gen(function*() {
+        if (input.records.length > MAX_BATCH_RECORDS) return yield* Effect.fail(TOO_MANY)
+        const channel = input.channel === undefined || input.channel.trim() === "" ? "api" : input.channel.trim()
+        if (!isBatchChannel(channel)) return yield* Effect.fail(BAD_CHANNEL)
+        const brand = yield* brands.bySiteId(accountId, input.site_id.trim())
+        const plan = yield* accounts.planOf(accountId)
+        if (!plan.paid || !plan.batchIngest) return yield* Effect.fail(PLAN_BATCH)
+        const receivedAt = (yield* now).getTime()
+        const requests: Array<LogRequest> = []
+        for (const record of input.records) {
+          const request = fromBatchRecord(record, receivedAt)
+          if (request !== null) requests.push(request)
+        }
+        const { hits, referrals } = split(requests, crypto.randomUUID())
+        return yield* store({ brand, plan, channel, receivedAt, hits, referrals })
+      })
+
+    const replay: IngestionShape["replay"] = (delivery) =>
+      processDrain(delivery).pipe(
+        Effect.map((result): ReplayOutcome => ({ _tag: "Stored", result })),
+        Effect.catchAll((error) => Effect.succeed<ReplayOutcome>({ _tag: "Dropped", reason: error.error }))
+      )
+
+    return { batch, drain, replay }
+  })
+)
+
+/**
+ * The background replay of the spool: files in order of arrival, each stored like live traffic
+ * (the same checks, the cap included; keys make it idempotent). While the database stays down it
+ * backs off (doubling from SPOOL_RETRY_MIN_MS to SPOOL_RETRY_MAX_MS) and keeps the order; a file
+ * that fails for another reason (a bug or data the database refuses) is moved to spool/failed.
+ */
+export const SpoolReplayLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const spool = yield* Spool
+    const ingestion = yield* Ingestion
+    const config = yield* IngestConfig
+    let delay = config.spoolRetryMinMs
+
+    /** True when the spool was emptied, false when the database is still down. */
+    const pass: Effect.Effect<boolean> = Effect.gen(function*() {
+      for (const name of yield* spool.pending) {
+        const delivery = yield* spool.read(name)
+        if (delivery === null) {
+          yield* Effect.logError(`spool: unreadable file ${name}, moved to failed/`)
+          yield* spool.quarantine(name)
+          continue
+        }
+        const exit = yield* Effect.exit(ingestion.replay(delivery))
+        if (Exit.isSuccess(exit)) {
+          delay = config.spoolRetryMinMs
+          if (exit.value._tag === "Dropped") {
+            yield* Effect.logWarning(`spool: delivery ${delivery.id} dropped on replay: ${exit.value.reason}`)
+          }
+          yield* spool.remove(name)
+          continue
+        }
+        if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+        const defect = Cause.squash(exit.cause)
+        if (isOutage(defect)) {
+          yield* Effect.sleep(delay)
+          delay = Math.min(config.spoolRetryMaxMs, delay * 2)
+          return false
+        }
+        yield* Effect.logError(`spool: delivery ${delivery.id} cannot be replayed, moved to failed/`, exit.cause)
+        yield* spool.quarantine(name)
+      }
+      return true
+    })
+
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.flatMap(pass, (emptied) =>
+          emptied ? Effect.raceFirst(spool.appended, Effect.sleep(config.spoolPollMs)) : Effect.void)
+      )
+    )
+  })
+)

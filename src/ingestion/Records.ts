@@ -1,0 +1,202 @@
+/**
+ * The one shape every ingestion path produces (a served HTTP request), and the pure rules
+ * that turn a server-log record (spec 2.11) or a log-drain record (spec 2.12) into it.
+ * Nothing here throws: any input gives a request or null.
+ */
+
+export interface LogRequest {
+  /** The platform's id of the record (drain), used as its delivery key; null when none. */
+  readonly recordId: string | null
+  /** Unix milliseconds. */
+  readonly ts: number
+  readonly method: string
+  readonly host: string
+  /** Path without the query string. */
+  readonly path: string
+  /** Query string without the leading "?", "" when none. */
+  readonly query: string
+  readonly ua: string
+  readonly referrer: string
+  readonly status: number | null
+  readonly clientIp: string | null
+  readonly country: string | null
+}
+
+export const BATCH_CHANNELS = ["edge_worker", "cdn_webhook", "csv_upload", "api"] as const
+export type BatchChannel = (typeof BATCH_CHANNELS)[number]
+export const isBatchChannel = (s: string): s is BatchChannel => (BATCH_CHANNELS as ReadonlyArray<string>).includes(s)
+
+const MAX_PATH = 2048
+const MAX_QUERY = 2048
+const MAX_FIELD = 1024
+const MAX_UA = 1024
+/** 0001-01-01 .. 9999-12-31 would fit PostgreSQL; a request log older than 1990 or past 2100 is garbage. */
+const MIN_TS = 631152000000 // 1990-01-01
+const MAX_TS = 4102444800000 // 2100-01-01
+
+/** PostgreSQL text cannot hold NUL; a bounded length keeps one record from bloating a row. */
+const clean = (s: string, max: number): string => {
+  const cut = s.length > max ? s.slice(0, max) : s
+  return cut.includes("\u0000") ? cut.replaceAll("\u0000", "") : cut
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+
+/** "/a/b?x=1#f", "https://h/a?x" or "a/b" -> ["/a/b", "x=1"]. Never fails. */
+export const splitPath = (raw: string): { readonly path: string; readonly query: string } => {
+  let s = raw.trim()
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(s)) {
+    // A full URL: keep what follows the authority.
+    const start = s.indexOf("/", s.indexOf("//") + 2)
+    s = start === -1 ? "/" : s.slice(start)
+  }
+  const hash = s.indexOf("#")
+  if (hash !== -1) s = s.slice(0, hash)
+  const q = s.indexOf("?")
+  let path = q === -1 ? s : s.slice(0, q)
+  const query = q === -1 ? "" : s.slice(q + 1)
+  if (!path.startsWith("/")) path = "/" + path
+  return { path: clean(path, MAX_PATH), query: clean(query, MAX_QUERY) }
+}
+
+/** An HTTP status worth storing: 100..599; anything else (the drain's -1 sentinel included) is no status. */
+export const statusOf = (v: unknown): number | null =>
+  typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 599 ? v : null
+
+const COUNTRY = /^[A-Za-z]{2}$/
+const countryOf = (v: unknown): string | null => (typeof v === "string" && COUNTRY.test(v) ? v.toUpperCase() : null)
+
+const methodOf = (v: unknown): string => {
+  const m = typeof v === "string" ? v.trim().toUpperCase() : ""
+  return m === "" ? "GET" : clean(m, 16)
+}
+
+const ipOf = (v: unknown): string | null => {
+  const s = typeof v === "string" ? v.trim() : ""
+  return s === "" ? null : clean(s, 64)
+}
+
+const validTs = (ms: number) => Number.isFinite(ms) && ms >= MIN_TS && ms <= MAX_TS
+
+/** decisions.md: ts below 100000000000 is Unix seconds, else Unix milliseconds. */
+export const batchTsToMs = (ts: number): number => (ts < 100_000_000_000 ? ts * 1000 : ts)
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
+
+const optionalType = (record: Record<string, unknown>, key: string, type: "string" | "number") => {
+  const v = record[key]
+  return v === undefined || v === null || typeof v === type
+}
+
+/**
+ * One record of a batch (spec 2.11, decisions.md): `ua` and `path` are required non-empty strings;
+ * the other fields, when present, must have their type. A record failing this is skipped, not the batch.
+ * A `ts` outside 1990..2100 is refused the same way.
+ */
+export const fromBatchRecord = (record: unknown, receivedAt: number): LogRequest | null => {
+  if (!isObject(record)) return null
+  const ua = record.ua
+  const path = record.path
+  if (typeof ua !== "string" || ua.trim() === "" || typeof path !== "string" || path.trim() === "") return null
+  if (
+    !optionalType(record, "ref", "string") || !optionalType(record, "ip", "string") ||
+    !optionalType(record, "method", "string") || !optionalType(record, "country", "string") ||
+    !optionalType(record, "ts", "number") || !optionalType(record, "status", "number")
+  ) return null
+  let ts = receivedAt
+  if (typeof record.ts === "number") {
+    if (!Number.isInteger(record.ts)) return null
+    ts = batchTsToMs(record.ts)
+    if (!validTs(ts)) return null
+  }
+  if (typeof record.status === "number" && !Number.isInteger(record.status)) return null
+  const { path: p, query } = splitPath(path)
+  return {
+    recordId: null,
+    ts,
+    method: methodOf(record.method),
+    host: "",
+    path: p,
+    query,
+    ua: clean(ua, MAX_UA),
+    referrer: clean(str(record.ref) ?? "", MAX_FIELD),
+    status: statusOf(record.status),
+    clientIp: ipOf(record.ip),
+    country: countryOf(record.country)
+  }
+}
+
+/**
+ * One log-drain record (spec 2.12). Only a record with a proxy object carrying a method is an
+ * HTTP request; proxy.userAgent is an array; proxy.host is preferred over host; statusCode -1
+ * is no status; clientIp may be absent; proxy.region is not a country. A request without a
+ * path cannot be shown on any page: it is not kept either.
+ */
+export const fromDrainRecord = (record: unknown, receivedAt: number): LogRequest | null => {
+  if (!isObject(record)) return null
+  const proxy = record.proxy
+  if (!isObject(proxy)) return null
+  const method = proxy.method
+  if (typeof method !== "string" || method.trim() === "") return null
+  const rawPath = str(proxy.path)
+  if (rawPath === undefined || rawPath.trim() === "") return null
+  const uaField = proxy.userAgent
+  const ua = Array.isArray(uaField)
+    ? (uaField.find((v): v is string => typeof v === "string" && v !== "") ?? "")
+    : (str(uaField) ?? "")
+  const proxyTs = proxy.timestamp
+  const recordTs = record.timestamp
+  const ts = typeof proxyTs === "number" && validTs(proxyTs)
+    ? Math.trunc(proxyTs)
+    : typeof recordTs === "number" && validTs(recordTs)
+    ? Math.trunc(recordTs)
+    : receivedAt
+  const id = record.id
+  const { path, query } = splitPath(rawPath)
+  return {
+    recordId: typeof id === "string" && id !== "" ? clean(id, 200) : typeof id === "number" ? String(id) : null,
+    ts,
+    method: methodOf(method),
+    host: clean((str(proxy.host) || str(record.host) || "").toLowerCase(), 255),
+    path,
+    query,
+    ua: clean(ua, MAX_UA),
+    referrer: clean(str(proxy.referer) ?? "", MAX_FIELD),
+    status: statusOf(proxy.statusCode),
+    clientIp: ipOf(proxy.clientIp),
+    country: null
+  }
+}
+
+// ---------------------------------------------------------------------------
+// AI referrals (metrics.md section 3)
+// ---------------------------------------------------------------------------
+
+/** Referrer hosts of answer engines (the host or any subdomain of it) and the engine slug each means. */
+export const REFERRER_ENGINES: ReadonlyArray<readonly [string, string]> = [
+  ["chatgpt.com", "chatgpt"],
+  ["chat.openai.com", "chatgpt"],
+  ["perplexity.ai", "perplexity"],
+  ["gemini.google.com", "gemini"],
+  ["bard.google.com", "gemini"],
+  ["copilot.microsoft.com", "copilot"],
+  ["claude.ai", "claude"],
+  ["grok.com", "grok"],
+  ["chat.deepseek.com", "deepseek"]
+]
+
+const HOST_OF = /^[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?([^/?#:]+)/i
+
+/** The engine slug of a referrer URL, or null when it is not an answer engine (or not a URL). */
+export const referrerEngine = (referrer: string): string | null => {
+  if (referrer === "") return null
+  const m = HOST_OF.exec(referrer)
+  if (m === null) return null
+  const host = m[1]!.toLowerCase().replace(/\.$/, "")
+  for (const [domain, engine] of REFERRER_ENGINES) {
+    if (host === domain || (host.length > domain.length && host.endsWith(domain) && host[host.length - domain.length - 1] === ".")) {
+      return engine
+    }
+  }
+  return null
+}
