@@ -1,0 +1,95 @@
+import { Console, Effect, Layer, Option } from "effect"
+import { AccountsRepo } from "../accounts/Repo.js"
+import { makeServices, RepositoriesLive } from "../layers.js"
+import { AppConfigLive } from "../platform/Config.js"
+import { MigratedSqlLive } from "../platform/Database.js"
+import { printDemoReport, runDemo } from "./Demo.js"
+import { MAX_IMPORT_OBSERVATIONS, Observations, splitBody } from "./Observations.js"
+import { ObservationsRepo } from "./ObservationsRepo.js"
+
+/**
+ * `bun run cli import` and `bun run cli demo` (src/cli.ts dispatches here): the same services
+ * and database as the server. Failures are plain Errors with the message to print.
+ */
+
+/** Services on the configured database (DATABASE_URL or the embedded one), migrated. */
+export const cliServicesLive = () => {
+  const database = MigratedSqlLive.pipe(Layer.provide(AppConfigLive))
+  return makeServices({ repositories: RepositoriesLive }).pipe(
+    Layer.provideMerge(RepositoriesLive),
+    Layer.provideMerge(database),
+    Layer.provideMerge(AppConfigLive)
+  )
+}
+
+const fail = (message: string) => Effect.fail(new Error(message))
+
+/** The account a brand slug names: the --email user's, or the only account with that slug. */
+const accountFor = (slug: string, email: string | undefined) =>
+  Effect.gen(function*() {
+    if (email !== undefined) {
+      const user = yield* (yield* AccountsRepo).findUserByEmail(email)
+      if (Option.isNone(user)) return yield* fail(`no user with email ${email}`)
+      return user.value.accountId
+    }
+    const accounts = yield* (yield* ObservationsRepo).accountsWithSlug(slug)
+    if (accounts.length === 0) return yield* fail(`no brand with slug ${slug}`)
+    if (accounts.length > 1) {
+      return yield* fail(`brand slug ${slug} exists in ${accounts.length} accounts (${accounts.map((a) => a.email).join(", ")}): pass --email`)
+    }
+    return accounts[0]!.accountId
+  })
+
+/**
+ * `import <brand-slug> <file> [--email <user email>]`: a JSON array or NDJSON file (gzip allowed),
+ * imported by the same service as the endpoint, 5,000 observations at a time; prints the result.
+ */
+export const importCommand = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const positional: Array<string> = []
+    let email: string | undefined
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] === "--email") email = args[++i]
+      else positional.push(args[i]!)
+    }
+    const [slug, file] = positional
+    if (slug === undefined || file === undefined || positional.length !== 2 || (args.includes("--email") && !email)) {
+      return yield* fail("usage: bun run cli import <brand-slug> <file> [--email <user email>]")
+    }
+    const bytes = yield* Effect.tryPromise({
+      try: () => Bun.file(file).bytes(),
+      catch: () => new Error(`cannot read ${file}`)
+    })
+    const accountId = yield* accountFor(slug, email)
+    const observations = yield* Observations
+    // The file may hold more than one request's worth: split it with the endpoint's parser, lifted cap.
+    const records = yield* splitAll(bytes)
+    let imported = 0
+    let skipped = 0
+    const errors: Array<{ line: number; error: string }> = []
+    for (let i = 0; i < records.length || i === 0; i += MAX_IMPORT_OBSERVATIONS) {
+      const result = yield* observations.importRecords(accountId, slug, records.slice(i, i + MAX_IMPORT_OBSERVATIONS)).pipe(
+        Effect.catchTag("NotFound", (e) => fail(e.error))
+      )
+      imported += result.imported
+      skipped += result.skipped
+      errors.push(...result.errors)
+    }
+    yield* Console.log(JSON.stringify({ imported, skipped, errors }))
+  })
+
+/** The endpoint's parser without its per-request cap: a file may hold any number of observations. */
+const splitAll = (bytes: Uint8Array) =>
+  splitBody(bytes, Number.POSITIVE_INFINITY).pipe(
+    Effect.catchTags({ BadRequest: (e) => fail(e.error), PayloadTooLarge: (e) => fail(e.error) })
+  )
+
+/** `demo [--days N]`: creates or refreshes the demo workspace and prints the login and a fresh key. */
+export const demoCommand = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const index = args.indexOf("--days")
+    const days = index === -1 ? 90 : Number(args[index + 1])
+    if (!Number.isInteger(days) || days < 1 || days > 400) return yield* fail("usage: bun run cli demo [--days N] (1..400)")
+    const report = yield* runDemo({ days })
+    yield* printDemoReport(report)
+  })
