@@ -1,0 +1,53 @@
+import { McpServer } from "@effect/ai"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { RpcSerialization, RpcServer } from "@effect/rpc"
+import { Effect, Layer } from "effect"
+import { ApiKeys } from "../accounts/ApiKeys.js"
+import { API_VERSION } from "../api.js"
+import { InProcessAppLive } from "../web/InProcess.js"
+import { McpCaller, PublicReadToolkit, PublicReadToolkitLive } from "./Tools.js"
+
+/**
+ * The MCP server at /mcp (Streamable HTTP, JSON responses; @effect/ai McpServer on the same
+ * router as the APIs). MCP has no authentication of its own here: every POST first passes the
+ * bearer check of the public API (ApiKeys.authenticate: the same four 401 bodies, a revoked
+ * key refused on its next request), and the tools then call the REST endpoints with that key.
+ */
+
+export const MCP_PATH = "/mcp"
+
+const unauthorized = (error: string) => HttpServerResponse.unsafeJson({ error }, { status: 401 })
+const methodNotAllowed = HttpServerResponse.unsafeJson(
+  { error: "method not allowed: POST JSON-RPC messages to /mcp" },
+  { status: 405, headers: { allow: "POST" } }
+)
+
+/** The RPC protocol over HTTP, mounted behind the key check. */
+const McpProtocolLive = Layer.effect(
+  RpcServer.Protocol,
+  Effect.gen(function*() {
+    const router = yield* HttpApiBuilder.Router
+    const keys = yield* ApiKeys
+    const { httpApp, protocol } = yield* RpcServer.makeProtocolWithHttpApp
+    const guarded = Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const authorization = request.headers["authorization"]
+      const account = yield* Effect.either(keys.authenticate(authorization))
+      if (account._tag === "Left") return unauthorized(account.left.error)
+      // The tool handlers run in fibers that inherit this request's context: they read the key here.
+      return yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
+    })
+    yield* router.post(MCP_PATH, guarded)
+    // No server-initiated stream and no sessions: GET and DELETE are refused, as the transport allows.
+    yield* router.get(MCP_PATH, Effect.succeed(methodNotAllowed))
+    yield* router.del(MCP_PATH, Effect.succeed(methodNotAllowed))
+    return protocol
+  })
+).pipe(Layer.provide([HttpApiBuilder.Router.Live, RpcSerialization.layerJsonRpc()]))
+
+export const McpLive = McpServer.toolkit(PublicReadToolkit).pipe(
+  Layer.provide(PublicReadToolkitLive),
+  Layer.provide(McpServer.layer({ name: "ai-visibility", version: API_VERSION })),
+  Layer.provide(McpProtocolLive),
+  Layer.provide(InProcessAppLive)
+)

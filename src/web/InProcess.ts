@@ -1,0 +1,60 @@
+import { HttpApi, HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApp, HttpRouter } from "@effect/platform"
+import { Context, Effect, Layer } from "effect"
+
+/**
+ * The served application, callable in process: the dashboard twins and the MCP tools run
+ * a request through the very same HttpApp a client reaches over HTTP (routes, auth
+ * middlewares, edge middleware, error encoding), so they answer the same status and body.
+ */
+export interface InProcessAppShape {
+  /** Runs one request (a path with its query string, relative to the server root) through the app. */
+  readonly run: (request: {
+    readonly method: "GET"
+    readonly url: string
+    readonly headers?: Record<string, string>
+  }) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpRouter.HttpRouter.DefaultServices>
+}
+
+export class InProcessApp extends Context.Tag("InProcessApp")<InProcessApp, InProcessAppShape>() {}
+
+/** The outcome of an in-process request: status and the parsed JSON body (the body text when not JSON). */
+export const readJson = (response: HttpServerResponse.HttpServerResponse) =>
+  Effect.promise(async () => {
+    const web = HttpServerResponse.toWeb(response)
+    const text = await web.text()
+    let body: unknown = text
+    try {
+      body = JSON.parse(text)
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: web.status, body }
+  })
+
+/**
+ * Built lazily at the first request: by then every group and route has been added to the
+ * router the server serves (the same Router and Middleware instances, memoized by layer).
+ */
+export const InProcessAppLive = Layer.effect(
+  InProcessApp,
+  Effect.gen(function*() {
+    const context = yield* Effect.context<HttpApiBuilder.Router | HttpApi.Api | HttpApiBuilder.Middleware>()
+    const app = yield* Effect.cached(
+      HttpApiBuilder.httpApp.pipe(Effect.provide(context)) as Effect.Effect<
+        HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
+      >
+    )
+    return InProcessApp.of({
+      run: ({ headers, method, url }) =>
+        Effect.flatMap(app, (httpApp) =>
+          httpApp.pipe(
+            Effect.provideService(
+              HttpServerRequest.HttpServerRequest,
+              HttpServerRequest.fromWeb(new Request(`http://localhost${url}`, { method, headers: headers ?? {} }))
+            ),
+            Effect.scoped
+          ))
+    })
+  })
+).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))

@@ -1,0 +1,367 @@
+import { type ApiKey, type Brand, describeError, get, type Me, post, put } from "./api.js"
+import { destroyCharts } from "./charts.js"
+import { append, clear, copyButton, formatDate, h } from "./dom.js"
+import { agentsPage } from "./agents.js"
+import { visibilityPage } from "./visibility.js"
+
+/**
+ * The web application: one page, hash routes, the cookie session of the dashboard surface.
+ * Routes: #/signin #/signup #/brands #/brands/<slug>/agents #/brands/<slug>/visibility
+ * #/settings/security/api-keys
+ */
+
+const root = document.getElementById("app")!
+let me: Me | null = null
+
+export const go = (hash: string) => {
+  if (location.hash === hash) void render()
+  else location.hash = hash
+}
+
+const errorBox = (message: string) => h("div", { class: "error", role: "alert" }, message)
+
+const header = () =>
+  h(
+    "header",
+    null,
+    h("span", { class: "brand" }, "AI Visibility"),
+    me
+      ? h(
+        "nav",
+        null,
+        navLink("#/brands", "Brands"),
+        navLink("#/settings/security/api-keys", "Settings"),
+        h("a", { href: "/api/public/v1/docs" }, "API reference")
+      )
+      : h("nav", null),
+    me
+      ? h(
+        "span",
+        { class: "muted" },
+        `${me.user.email} · ${me.account.name} (${me.account.plan}) `,
+        h("button", { type: "button", class: "secondary", id: "signout", onclick: signOut }, "Sign out")
+      )
+      : null
+  )
+
+const navLink = (href: string, label: string) =>
+  h("a", { href, class: location.hash.startsWith(href) ? "active" : null }, label)
+
+const signOut = async () => {
+  await post("/api/v1/auth/logout")
+  me = null
+  go("#/signin")
+}
+
+const loadMe = async () => {
+  const result = await get<Me>("/api/v1/me")
+  me = result.ok ? result.value : null
+}
+
+// ---------------------------------------------------------------------------
+// Sign up, sign in
+// ---------------------------------------------------------------------------
+
+const authPage = (mode: "signin" | "signup") => {
+  const message = h("div")
+  const email = h("input", { id: "email", type: "email", autocomplete: "email", required: true })
+  const password = h("input", {
+    id: "password",
+    type: "password",
+    autocomplete: mode === "signup" ? "new-password" : "current-password",
+    required: true,
+    minlength: mode === "signup" ? 10 : null
+  })
+  const accountName = h("input", { id: "account_name", type: "text", required: true })
+  const form = h(
+    "form",
+    {
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        clear(message)
+        const result = mode === "signup"
+          ? await post("/api/v1/auth/signup", { email: email.value, password: password.value, account_name: accountName.value })
+          : await post("/api/v1/auth/login", { email: email.value, password: password.value })
+        if (!result.ok) return append(message, [errorBox(describeError(result.error))])
+        await loadMe()
+        go("#/brands")
+      }
+    },
+    h("label", { for: "email" }, "Email"),
+    email,
+    h("label", { for: "password" }, "Password"),
+    password,
+    mode === "signup" ? [h("label", { for: "account_name" }, "Account name"), accountName] : null,
+    h("p", null, h("button", { type: "submit", id: "submit" }, mode === "signup" ? "Create account" : "Sign in"))
+  )
+  return h(
+    "div",
+    { class: "card narrow" },
+    h("h1", null, mode === "signup" ? "Create your account" : "Sign in"),
+    message,
+    form,
+    mode === "signup"
+      ? h("p", { class: "muted" }, "Already have an account? ", h("a", { href: "#/signin" }, "Sign in"))
+      : h("p", { class: "muted" }, "New here? ", h("a", { href: "#/signup" }, "Create an account"))
+  )
+}
+
+// ---------------------------------------------------------------------------
+// Settings > Security > API keys
+// ---------------------------------------------------------------------------
+
+const keysPage = () => {
+  const page = h("div")
+  const status = h("div")
+  const created = h("div")
+  const list = h("div")
+  const name = h("input", { id: "key-name", type: "text", placeholder: "e.g. production server", maxlength: 80 })
+
+  const confirmDialog = h("dialog", { id: "revoke-dialog" })
+
+  const refresh = async () => {
+    const result = await get<{ keys: ReadonlyArray<ApiKey>; count: number; limit: number }>("/api/v1/me/api-keys")
+    clear(list)
+    if (!result.ok) return append(list, [errorBox(describeError(result.error))])
+    const active = result.value.keys.filter((key) => key.revoked_at === null).length
+    append(list, [
+      h("p", { class: "muted", id: "key-usage" }, `${active} of ${result.value.limit} active keys allowed by your plan.`),
+      result.value.keys.length === 0
+        ? h("p", { class: "muted" }, "No API keys yet.")
+        : h(
+          "table",
+          { id: "keys-table" },
+          h(
+            "thead",
+            null,
+            h("tr", null, h("th", null, "Name"), h("th", null, "Key"), h("th", null, "Created"), h("th", null, "Last used"), h("th", null, "Status"), h("th"))
+          ),
+          h(
+            "tbody",
+            null,
+            result.value.keys.map((key) =>
+              h(
+                "tr",
+                { "data-key-id": key.id },
+                h("td", null, key.name),
+                h("td", null, h("code", null, key.prefix)),
+                h("td", null, formatDate(key.created_at)),
+                h("td", null, formatDate(key.last_used_at)),
+                h(
+                  "td",
+                  null,
+                  key.revoked_at
+                    ? h("span", { class: "badge revoked" }, `Revoked ${formatDate(key.revoked_at)}`)
+                    : h("span", { class: "badge active" }, "Active")
+                ),
+                h("td", null, key.revoked_at ? null : h("button", { type: "button", class: "danger revoke", onclick: () => askRevoke(key) }, "Revoke"))
+              )
+            )
+          )
+        )
+    ])
+  }
+
+  const askRevoke = (key: ApiKey) => {
+    clear(confirmDialog)
+    append(confirmDialog, [
+      h("h2", null, `Revoke "${key.name}"?`),
+      h("p", null, `Requests with the key ${key.prefix} are refused from their next request on. This cannot be undone.`),
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "button", class: "secondary", onclick: () => confirmDialog.close() }, "Cancel"),
+        h("button", {
+          type: "button",
+          class: "danger",
+          id: "confirm-revoke",
+          onclick: async () => {
+            confirmDialog.close()
+            const result = await post<ApiKey>(`/api/v1/me/api-keys/${key.id}/revoke`)
+            clear(status)
+            if (!result.ok) append(status, [errorBox(describeError(result.error))])
+            else append(status, [h("div", { class: "notice", role: "status" }, `Key "${key.name}" revoked.`)])
+            await refresh()
+          }
+        }, "Revoke key")
+      )
+    ])
+    confirmDialog.showModal()
+  }
+
+  const form = h(
+    "form",
+    {
+      class: "row",
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        clear(status)
+        clear(created)
+        const result = await post<{ id: string; name: string; key: string; prefix: string }>("/api/v1/me/api-keys", { name: name.value })
+        if (!result.ok) return append(status, [errorBox(describeError(result.error))])
+        name.value = ""
+        // The full key lives only in this panel: it is never stored, and "Done" removes it.
+        const secret = result.value.key
+        append(created, [
+          h(
+            "div",
+            { class: "success", id: "new-key-panel" },
+            h("strong", null, `Key "${result.value.name}" created. `),
+            "Copy it now: it is shown this once and cannot be retrieved later. Store it in a secret manager.",
+            h("p", null, h("code", { id: "new-key" }, secret), " ", copyButton(() => secret)),
+            h("button", { type: "button", class: "secondary", onclick: () => clear(created) }, "Done")
+          )
+        ])
+        await refresh()
+      }
+    },
+    h("div", null, h("label", { for: "key-name" }, "Name"), name),
+    h("div", null, h("button", { type: "submit", id: "create-key" }, "Create key"))
+  )
+
+  append(page, [
+    h("div", { class: "crumbs" }, "Settings › Security › API keys"),
+    h("h1", null, "API keys"),
+    h(
+      "p",
+      { class: "muted" },
+      "A key reads every brand of this account through the customer API (",
+      h("code", null, "Authorization: Bearer aivkey_…"),
+      ") and the MCP server at ",
+      h("code", null, "/mcp"),
+      ". Rotate by creating the replacement, deploying it, then revoking the old key."
+    ),
+    h("div", { class: "card" }, h("h2", null, "Create a key"), form, status, created),
+    h("div", { class: "card" }, h("h2", null, "Keys"), list),
+    confirmDialog
+  ])
+  void refresh()
+  return page
+}
+
+// ---------------------------------------------------------------------------
+// Brands
+// ---------------------------------------------------------------------------
+
+export const drainUrl = (siteId: string) => `${location.origin}/api/public/v1/agents/ingest/drain?site_id=${siteId}`
+
+const brandCard = (brand: Brand) => {
+  const secretStatus = h("span")
+  const secret = h("input", { type: "password", placeholder: "signing secret of the drain", autocomplete: "off" })
+  const saveSecret = async (value: string | null) => {
+    const result = await put(`/api/v1/me/brands/${brand.brand_slug}/drain-secret`, { secret: value })
+    clear(secretStatus)
+    secret.value = ""
+    append(secretStatus, [
+      result.ok ? h("span", { class: "muted" }, value ? " Secret saved: deliveries must now be signed." : " Secret removed.") : errorBox(describeError(result.error))
+    ])
+  }
+  const url = drainUrl(brand.site_id)
+  return h(
+    "div",
+    { class: "card", "data-brand": brand.brand_slug },
+    h("h2", null, brand.brand_name, " ", h("span", { class: "muted" }, `${brand.brand_slug} · ${brand.domain} · ${brand.vertical}`)),
+    h(
+      "p",
+      null,
+      h("a", { href: `#/brands/${brand.brand_slug}/agents` }, "Agent dashboard"),
+      " · ",
+      h("a", { href: `#/brands/${brand.brand_slug}/visibility` }, "Visibility")
+    ),
+    h("label", null, "Site id"),
+    h("p", null, h("code", { class: "site-id" }, brand.site_id), " ", copyButton(() => brand.site_id)),
+    h("label", null, "Log drain URL"),
+    h("p", null, h("code", { class: "drain-url" }, url), " ", copyButton(() => url)),
+    h(
+      "p",
+      { class: "muted" },
+      "Paste this URL into your hosting platform's log drain and add the header ",
+      h("code", null, "Authorization: Bearer <API key>"),
+      " (Growth plan or higher)."
+    ),
+    h("label", null, "Drain signing secret"),
+    h(
+      "div",
+      { class: "row" },
+      secret,
+      h("button", { type: "button", class: "secondary", onclick: () => secret.value.trim() !== "" && saveSecret(secret.value.trim()) }, "Save secret"),
+      h("button", { type: "button", class: "secondary", onclick: () => saveSecret(null) }, "Remove secret"),
+      secretStatus
+    ),
+    h("p", { class: "muted" }, "When a secret is saved, deliveries without a matching x-drain-signature are refused (403).")
+  )
+}
+
+const brandsPage = () => {
+  const page = h("div")
+  const list = h("div")
+  const status = h("div")
+  const field = (id: string, label: string, input: HTMLElement) => h("div", null, h("label", { for: id }, label), input)
+  const slug = h("input", { id: "brand-slug", placeholder: "acme", pattern: "[a-z0-9-]+", required: true })
+  const name = h("input", { id: "brand-name", placeholder: "Acme", required: true })
+  const domain = h("input", { id: "brand-domain", placeholder: "acme.com", required: true })
+  const vertical = h("select", { id: "brand-vertical" }, ["saas", "retail", "finance", "healthcare", "other"].map((v) => h("option", { value: v }, v)))
+
+  const refresh = async () => {
+    const result = await get<{ brands: ReadonlyArray<Brand>; count: number; limit: number }>("/api/v1/me/brands")
+    clear(list)
+    if (!result.ok) return append(list, [errorBox(describeError(result.error))])
+    append(list, [
+      h("p", { class: "muted" }, `${result.value.count} of ${result.value.limit} brands allowed by your plan.`),
+      result.value.brands.length === 0 ? h("p", { class: "muted" }, "No brands yet: add one below.") : null,
+      result.value.brands.map(brandCard)
+    ])
+  }
+
+  const form = h(
+    "form",
+    {
+      class: "row",
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        clear(status)
+        const result = await post<Brand>("/api/v1/me/brands", {
+          brand_slug: slug.value.trim(),
+          brand_name: name.value.trim(),
+          domain: domain.value.trim(),
+          vertical: vertical.value
+        })
+        if (!result.ok) return append(status, [errorBox(describeError(result.error))])
+        slug.value = name.value = domain.value = ""
+        await refresh()
+      }
+    },
+    field("brand-slug", "Slug", slug),
+    field("brand-name", "Name", name),
+    field("brand-domain", "Domain", domain),
+    field("brand-vertical", "Vertical", vertical),
+    h("div", null, h("button", { type: "submit", id: "create-brand" }, "Add brand"))
+  )
+  append(page, [h("h1", null, "Brands"), list, h("div", { class: "card" }, h("h2", null, "Add a brand"), form, status)])
+  void refresh()
+  return page
+}
+
+// ---------------------------------------------------------------------------
+// Routing
+// ---------------------------------------------------------------------------
+
+const render = async () => {
+  destroyCharts()
+  const [path = "", query = ""] = location.hash.replace(/^#/, "").split("?")
+  const params = new URLSearchParams(query)
+  const parts = path.split("/").filter((part) => part !== "")
+  if (parts[0] !== "signin" && parts[0] !== "signup" && me === null) await loadMe()
+  clear(root)
+  let page: HTMLElement
+  if (parts[0] === "signup") page = authPage("signup")
+  else if (parts[0] === "signin" || me === null) page = authPage("signin")
+  else if (parts[0] === "settings") page = keysPage()
+  else if (parts[0] === "brands" && parts[1] && parts[2] === "agents") page = agentsPage(parts[1], params)
+  else if (parts[0] === "brands" && parts[1] && parts[2] === "visibility") page = visibilityPage(parts[1], params)
+  else page = brandsPage()
+  append(root, [header(), h("main", null, page)])
+}
+
+window.addEventListener("hashchange", () => void render())
+void render()
