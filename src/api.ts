@@ -5,6 +5,7 @@ import { BrandsGroup, DashboardBrandsGroup } from "./brands/Api.js"
 import { IngestionGroup } from "./ingestion/Api.js"
 import { SystemGroup } from "./platform/SystemApi.js"
 import { CitationsGroup, IndustryGroup, VisibilityGroup } from "./visibility/Api.js"
+import { ObservationsGroup } from "./visibility/ObservationsApi.js"
 
 export const API_VERSION = "2026.05.23"
 
@@ -33,6 +34,7 @@ export class DashboardApi extends HttpApi.make("dashboard")
   .add(AuthGroup)
   .add(MeGroup)
   .add(DashboardBrandsGroup)
+  .add(ObservationsGroup)
   .prefix("/api/v1")
 {}
 

@@ -5,6 +5,7 @@ import { AccountsRepo, AccountsRepoLive } from "./accounts/Repo.js"
 import { runClassify } from "./catalog/classifyCli.js"
 import { AppConfigLive } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
+import { cliServicesLive, demoCommand, importCommand } from "./visibility/cli.js"
 
 /**
  * The operator command line (decisions.md): the same Layers and database as the server.
@@ -17,6 +18,9 @@ commands:
   migrate                      apply pending migrations and exit
   plan set <email> <plan>      move that user's account to a plan (${PLAN_IDS.join(", ")})
   classify                     User-Agent strings on stdin, one JSON line each on stdout
+  import <brand-slug> <file> [--email <user email>]
+                               import answer observations (JSON array or NDJSON), as the dashboard endpoint
+  demo [--days N]              create or refresh the demo workspace; prints the login and a fresh API key
 `
 
 /** A mistyped command: exit code 2. */
@@ -63,6 +67,10 @@ const command = (args: ReadonlyArray<string>): Effect.Effect<void, unknown> => {
         : Effect.fail(new UsageError("usage: bun run cli plan set <email> <plan>"))
     case "classify":
       return classify
+    case "import":
+      return importCommand(rest).pipe(Effect.provide(cliServicesLive()))
+    case "demo":
+      return demoCommand(rest).pipe(Effect.provide(cliServicesLive()))
     case undefined:
     case "help":
     case "--help":

@@ -13,12 +13,25 @@ import { ServerApi } from "./api.js"
 import { Brands, BrandsLive } from "./brands/Brands.js"
 import { BrandsHttpLive, DashboardBrandsHttpLive } from "./brands/Http.js"
 import { BrandsRepo, BrandsRepoLive } from "./brands/Repo.js"
+import { Classifier, ClassifierLive } from "./catalog/Classifier.js"
+import { IngestConfig, IngestConfigLive } from "./ingestion/Config.js"
+import { DrainDecoder, DrainDecoderLive } from "./ingestion/DrainDecoder.js"
+import { HitsRepo, HitsRepoLive } from "./ingestion/HitsRepo.js"
 import { IngestionLive } from "./ingestion/Http.js"
+import { Ingestion, IngestionServiceLive, SpoolReplayLive } from "./ingestion/Ingestion.js"
+import { Quota, QuotaLive } from "./ingestion/Quota.js"
+import { Spool, SpoolLive } from "./ingestion/Spool.js"
 import { AppConfig } from "./platform/Config.js"
 import type { Database } from "./platform/Sql.js"
 import { edgeMiddleware } from "./platform/Edge.js"
 import { SystemHttpLive } from "./platform/SystemHttp.js"
 import { CitationsLive, IndustryLive, VisibilityLive } from "./visibility/Http.js"
+import { WebLive } from "./web/Http.js"
+import { McpLive } from "./mcp/Server.js"
+import { Analysis, AnalysisLive } from "./visibility/Analysis.js"
+import { Observations, ObservationsLive } from "./visibility/Observations.js"
+import { ObservationsHttpLive } from "./visibility/ObservationsHttp.js"
+import { ObservationsRepo, ObservationsRepoLive } from "./visibility/ObservationsRepo.js"
 
 /**
  * The whole wiring, in one place. Infrastructure (config, database) comes from outside,
@@ -26,27 +39,47 @@ import { CitationsLive, IndustryLive, VisibilityLive } from "./visibility/Http.j
  */
 
 /** One repository per aggregate; Live ones talk SQL, tests may pass in-memory fakes instead. */
-export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo
+export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo | ObservationsRepo | HitsRepo | Quota
 export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
   AccountsRepoLive,
   ApiKeysRepoLive,
-  BrandsRepoLive
+  BrandsRepoLive,
+  ObservationsRepoLive,
+  HitsRepoLive,
+  QuotaLive
 )
 
-export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher
+export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
 export type Infrastructure = AppConfig | Database
 
 /** Domain services over the repositories. */
 export const makeServices = <E, R>(options: {
   readonly repositories: Layer.Layer<Repositories, E, R>
   readonly passwords?: Layer.Layer<PasswordHasher>
+  /** Ingestion limits and spool directory; default from the environment (IngestConfigLive). */
+  readonly ingestConfig?: Layer.Layer<IngestConfig, never, AppConfig>
 }) => {
   const base = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive)
-  return Layer.mergeAll(AccountsLive, ApiKeysLive, BrandsLive).pipe(
+  // Observations (answer observations in) builds on Brands and the Analysis service.
+  const core = ObservationsLive.pipe(
+    Layer.provideMerge(Layer.mergeAll(AccountsLive, ApiKeysLive, BrandsLive, AnalysisLive)),
     Layer.provideMerge(base),
     Layer.provideMerge(options.repositories)
   )
+  return ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(Layer.provideMerge(core))
 }
+
+/**
+ * Server-log ingestion (issue 4): the catalog's classifier, the drain decoder, the spool and
+ * its background replay (a fiber living as long as the services), the ingestion service.
+ */
+export type IngestionServices = Ingestion | Classifier | DrainDecoder | Spool | IngestConfig
+const ingestionServices = <R>(config: Layer.Layer<IngestConfig, never, R>) =>
+  SpoolReplayLive.pipe(
+    Layer.provideMerge(IngestionServiceLive),
+    Layer.provideMerge(Layer.mergeAll(ClassifierLive, DrainDecoderLive, SpoolLive)),
+    Layer.provideMerge(config)
+  )
 
 /** The HttpApi of the server: every group's handlers and both auth middlewares. */
 export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
@@ -60,6 +93,7 @@ export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
     AuthHttpLive,
     MeHttpLive,
     DashboardBrandsHttpLive,
+    ObservationsHttpLive,
     SystemHttpLive
   ]),
   Layer.provide([BearerAuthLive, SessionAuthLive])
@@ -72,6 +106,8 @@ export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
  */
 export const ApiLive = Layer.mergeAll(
   HttpGroupsLive,
+  // The web application, the API reference and the MCP server at /mcp, on the same router (issue 8).
+  Layer.mergeAll(WebLive, McpLive).pipe(Layer.provide(HttpGroupsLive)),
   HttpApiBuilder.middleware(edgeMiddleware),
   Layer.setTracerEnabled(false)
 )

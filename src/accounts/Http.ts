@@ -1,9 +1,10 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { ServerApi } from "../api.js"
 import { Accounts } from "./Accounts.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { BearerAuth, CurrentUser, SESSION_COOKIE, SessionAuth } from "./Api.js"
+import { ForwardedAccount } from "./Forwarded.js"
 
 /** The bearer check reads the raw header: HttpApiSecurity.bearer cannot tell "missing" from "Basic x". */
 export const BearerAuthLive = Layer.effect(
@@ -11,7 +12,11 @@ export const BearerAuthLive = Layer.effect(
   Effect.map(ApiKeys, (keys) =>
     BearerAuth.of({
       bearer: () =>
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => keys.authenticate(request.headers["authorization"]))
+        Effect.flatMap(Effect.serviceOption(ForwardedAccount), (forwarded) =>
+          // A dashboard twin's in-process request carries the session's account (never set from outside).
+          Option.isSome(forwarded)
+            ? Effect.succeed(forwarded.value)
+            : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => keys.authenticate(request.headers["authorization"])))
     }))
 )
 

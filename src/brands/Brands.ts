@@ -3,15 +3,17 @@ import { AccountsRepo } from "../accounts/Repo.js"
 import {
   badRequest,
   conflict,
+  forbidden,
   notFound,
   PlanLimitReached,
   type BadRequest,
   type Conflict,
+  type Forbidden,
   type NotFound
 } from "../platform/HttpErrors.js"
 import { now } from "../platform/Time.js"
 import type { Brand, PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
-import { BrandsRepo, type BrandRow, type CompetitorRow, type PromptRow } from "./Repo.js"
+import { BrandsRepo, type BrandRow, type CompetitorRow, type PromptRow, type SiteBrand } from "./Repo.js"
 
 /** The Brand resource of spec 2.1. */
 export interface BrandView {
@@ -125,7 +127,13 @@ export interface BrandsShape {
     }
   ) => Effect.Effect<ReturnType<typeof promptView>, BadRequest | Conflict | NotFound | PlanLimitReached>
   readonly setDrainSecret: (accountId: number, slug: string, secret: string | null | undefined) => Effect.Effect<void, NotFound>
+  /** The brand of an ingestion site_id: 404 unknown (or not a UUID), 403 another account's (spec 5.10, section 7). */
+  readonly bySiteId: (accountId: number, siteId: string) => Effect.Effect<SiteBrand, NotFound | Forbidden>
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const SITE_NOT_FOUND = notFound("unknown site_id")
+const SITE_FOREIGN = forbidden("site_id not owned by this account")
 
 export class Brands extends Context.Tag("Brands")<Brands, BrandsShape>() {}
 
@@ -239,7 +247,16 @@ export const BrandsLive = Layer.effect(
           const brand = yield* row(accountId, slug)
           const value = secret === null || secret === undefined || secret.trim() === "" ? null : secret.trim()
           yield* repo.setDrainSecret(accountId, brand.id, value)
-        })
+        }),
+      bySiteId: (accountId, siteId) =>
+        UUID.test(siteId)
+          ? Effect.flatMap(repo.findBySiteId(siteId.toLowerCase()), (found): Effect.Effect<SiteBrand, NotFound | Forbidden> =>
+            Option.isNone(found)
+              ? Effect.fail(SITE_NOT_FOUND)
+              : found.value.accountId === accountId
+              ? Effect.succeed(found.value)
+              : Effect.fail(SITE_FOREIGN))
+          : Effect.fail(SITE_NOT_FOUND)
     }
   })
 )

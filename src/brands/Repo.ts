@@ -80,6 +80,18 @@ export interface BrandsRepoShape {
     input: Omit<PromptRow, "num">
   ) => Effect.Effect<PromptRow, NameTaken>
   readonly setDrainSecret: (accountId: number, brandId: number, secret: string | null) => Effect.Effect<void>
+  /**
+   * The brand of a public site id, whatever its account (the one lookup not filtered by account:
+   * ingestion must tell an unknown site, 404, from another account's, 403). `siteId` must be a UUID.
+   */
+  readonly findBySiteId: (siteId: string) => Effect.Effect<Option.Option<SiteBrand>>
+}
+
+/** What ingestion needs of the brand behind a site id. */
+export interface SiteBrand {
+  readonly id: number
+  readonly accountId: number
+  readonly drainSecret: string | null
 }
 
 export class BrandsRepo extends Context.Tag("BrandsRepo")<BrandsRepo, BrandsRepoShape>() {}
@@ -163,7 +175,11 @@ export const BrandsRepoLive = Layer.effect(
         sql`update brands set drain_secret = ${secret} where id = ${brandId} and account_id = ${accountId}`.pipe(
           Effect.asVoid,
           Effect.orDie
-        )
+        ),
+      findBySiteId: (siteId) =>
+        sql<SiteBrand>`
+          select id::int as id, account_id::int as "accountId", drain_secret as "drainSecret"
+          from brands where site_id = ${siteId}::uuid`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
     }
   })
 )

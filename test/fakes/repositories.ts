@@ -4,6 +4,8 @@ import { isPlanId, SEEDED_PLANS, type Plan } from "../../src/accounts/Plans.js"
 import { AccountsRepo, EmailTaken } from "../../src/accounts/Repo.js"
 import { BrandsRepo, type BrandRow, type CompetitorRow, NameTaken, type PromptRow, SlugTaken } from "../../src/brands/Repo.js"
 import { Database } from "../../src/platform/Sql.js"
+import { makeFakeIngestionRepos } from "./ingestion.js"
+import { makeFakeObservationsRepo } from "./observations.js"
 
 /**
  * In-memory repositories with the same contracts as the SQL ones, for fast tests of
@@ -189,10 +191,27 @@ export const makeFakeRepositories = () => {
       Effect.sync(() => {
         const brand = store.brands.find((b) => b.id === brandId && b.accountId === accountId)
         if (brand) brand.drainSecret = secret
-      })
+      }),
+    findBySiteId: (siteId) =>
+      Effect.sync(() =>
+        Option.map(
+          Option.fromNullable(store.brands.find((b) => b.siteId.toLowerCase() === siteId.toLowerCase())),
+          (b) => ({ id: b.id, accountId: b.accountId, drainSecret: b.drainSecret })
+        )
+      )
   })
 
-  return { layer: Layer.mergeAll(accounts, keys, brands), store }
+  const observations = makeFakeObservationsRepo({
+    brands: store.brands,
+    competitors: store.competitors,
+    prompts: store.prompts,
+    scanHours: (accountId) => planOf(store, accountId).scanHours,
+    emailOf: (accountId) => store.users.find((u) => u.accountId === accountId)?.email ?? ""
+  })
+
+  const ingestion = makeFakeIngestionRepos(store.monthly)
+
+  return { layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer), store, observations, ingestion }
 }
 
 /** LISTEN/NOTIFY within one process, for tests without a database. */

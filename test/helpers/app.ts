@@ -1,7 +1,9 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
 import { ApiLive, makeServices, type Repositories, RepositoriesLive } from "../../src/layers.js"
+import { ingestConfigTest, type IngestConfigShape } from "../../src/ingestion/Config.js"
 import { appConfigTest } from "../../src/platform/Config.js"
 import { runMigrations } from "../../src/platform/Migrations.js"
 import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
@@ -43,19 +45,28 @@ export const makeTestApp = async (
   options: {
     /** postgres only: this database URL (e.g. one schema shared by two apps, as two server processes would). */
     readonly serverUrl?: string
+    /** Database back ends only: the SqlClient the repositories get (e.g. one that can be made to fail). */
+    readonly wrapSql?: (sql: SqlClient.SqlClient) => SqlClient.SqlClient
+    /** Ingestion limits and spool (default: the defaults and a fresh temp spool directory). */
+    readonly ingest?: Partial<IngestConfigShape>
   } = {}
 ): Promise<TestApp> => {
+  const { wrapSql } = options
+  const withSql = <E, R>(db: Layer.Layer<SqlClient.SqlClient | Database, E, R>) =>
+    wrapSql === undefined
+      ? db
+      : Layer.effect(SqlClient.SqlClient, Effect.map(SqlClient.SqlClient, wrapSql)).pipe(Layer.provideMerge(db))
   const infra =
     backend === "fake"
       ? Layer.mergeAll(makeFakeRepositories().layer, FakeDatabase)
       : backend === "pglite"
-      ? RepositoriesLive.pipe(Layer.provideMerge(migrated(SqlMemory)))
-      : RepositoriesLive.pipe(Layer.provideMerge(migrated(sqlServer(options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!)))))
+      ? RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(SqlMemory))))
+      : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!))))))
 
   const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>() })
   const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext).pipe(
     Layer.provide(
-      makeServices({ repositories: infra, passwords: PasswordHasherCheap })
+      makeServices({ repositories: infra, passwords: PasswordHasherCheap, ingestConfig: ingestConfigTest(options.ingest) })
     ),
     Layer.provide(infra),
     Layer.provide(config)
