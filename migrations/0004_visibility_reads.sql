@@ -3,34 +3,37 @@
 -- They answer the figures that need a per-observation join (topic ranking, competitor prompts,
 -- competitor citations, gap) from a few thousand rows instead of the raw mentions and citations.
 
--- Observations per prompt and engine (every region): the population of the topic ranking.
+-- Observations per prompt (every region and engine): the population of the topic ranking.
 create table prompt_daily (
   account_id bigint not null,
   brand_id integer not null references brands (id) on delete cascade,
   day date not null,
   prompt_id uuid not null,
-  engine text not null,
   responses integer not null,
-  primary key (brand_id, day, prompt_id, engine)
+  primary key (brand_id, day, prompt_id)
 );
 
--- Mentions per entity (0 = the brand, else a competitor id), prompt and engine (every region).
--- with_brand = mentions of the entity in observations that also mention the brand.
+-- Mentions per entity (0 = the brand, else a competitor id) and prompt (every region and engine).
+-- with_brand = mentions of the entity in observations that also mention the brand; engines = the
+-- engines of those mentions as a bit set (bit i = the i-th slug of ENGINE_SLUGS, src/platform/Schemas.ts),
+-- so that a competitor's prompts over 90 days read one row per day and prompt, not one per engine too.
 create table prompt_entity_daily (
   account_id bigint not null,
   brand_id integer not null references brands (id) on delete cascade,
   entity_id integer not null,
   day date not null,
   prompt_id uuid not null,
-  engine text not null,
+  engines integer not null,
   mentions integer not null,
   rank_sum integer not null,
   with_brand integer not null,
   positive integer not null,
   neutral integer not null,
   negative integer not null,
-  primary key (brand_id, entity_id, day, prompt_id, engine)
+  primary key (brand_id, entity_id, day, prompt_id)
 );
+-- The topic ranking reads the rows of a few prompts.
+create index prompt_entity_daily_prompt on prompt_entity_daily (prompt_id, day);
 
 -- Answer citations per domain and region, with the observations citing the domain that mention
 -- at least one competitor / the brand (the gap). Also the workspace-wide /citations.
@@ -67,19 +70,21 @@ create index domain_entity_daily_domain on domain_entity_daily (brand_id, domain
 create index fanouts_latest on fanouts (prompt_id, engine, day) where position = 1;
 
 -- Backfill from the rows already stored (the same definitions as the write path).
-insert into prompt_daily (account_id, brand_id, day, prompt_id, engine, responses)
-select account_id, brand_id, day, prompt_id, engine, count(*)::int
-from observations group by account_id, brand_id, day, prompt_id, engine;
+insert into prompt_daily (account_id, brand_id, day, prompt_id, responses)
+select account_id, brand_id, day, prompt_id, count(*)::int
+from observations group by account_id, brand_id, day, prompt_id;
 
-insert into prompt_entity_daily (account_id, brand_id, entity_id, day, prompt_id, engine, mentions, rank_sum, with_brand,
+insert into prompt_entity_daily (account_id, brand_id, entity_id, day, prompt_id, engines, mentions, rank_sum, with_brand,
                                  positive, neutral, negative)
-select m.account_id, m.brand_id, coalesce(m.competitor_id, 0), m.day, m.prompt_id, m.engine, count(*)::int, sum(m.rank)::int,
+select m.account_id, m.brand_id, coalesce(m.competitor_id, 0), m.day, m.prompt_id,
+       coalesce(bit_or(1 << (array_position(array['chatgpt','perplexity','gemini','claude','copilot','grok','deepseek','ai_overview','ai_mode'], m.engine) - 1)), 0),
+       count(*)::int, sum(m.rank)::int,
        (count(*) filter (where o.brand_mentioned))::int,
        (count(*) filter (where m.sentiment_label = 'positive'))::int,
        (count(*) filter (where m.sentiment_label = 'neutral'))::int,
        (count(*) filter (where m.sentiment_label = 'negative'))::int
 from mentions m join observations o on o.id = m.observation_id
-group by m.account_id, m.brand_id, coalesce(m.competitor_id, 0), m.day, m.prompt_id, m.engine;
+group by m.account_id, m.brand_id, coalesce(m.competitor_id, 0), m.day, m.prompt_id;
 
 insert into domain_daily (account_id, brand_id, day, region, domain, bucket, citations, competitor_observations, brand_observations)
 select c.account_id, c.brand_id, c.day, c.region, c.domain, min(c.bucket), count(*)::int,

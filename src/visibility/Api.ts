@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BearerAuth } from "../accounts/Api.js"
 import { MonitoredPrompt, SlugPath } from "../brands/Api.js"
-import { BadRequestError, NotFoundError, NotImplementedError, UnauthorizedError } from "../platform/HttpErrors.js"
+import { BadRequestError, NotFoundError, UnauthorizedError } from "../platform/HttpErrors.js"
 import { DateOnly, DateTime, Language, RangeParam, Region, Slug } from "../platform/Schemas.js"
 
 /**
@@ -141,6 +141,8 @@ export const Mention = Schema.Struct({
 
 export const MentionsResponse = Schema.Struct({
   brand_slug: Str("The brand"),
+  region: Str("Region read (ISO-3166-1 alpha-2): the parameter, else the brand's primary region"),
+  language: Str("Language read (ISO-639-1): the parameter, else the region's language"),
   mentions: Schema.Array(Mention).annotations({
     description: "Newest first, the last 30 days, at most 500"
   }),
@@ -194,7 +196,7 @@ export const CitationsResponse = Schema.Struct({
 export const FanoutsUrlParams = RangeUrlParams
 
 export const Fanout = Schema.Struct({
-  index: Count("Position of the sub-question in the engine's decomposition (0-based)"),
+  index: Count("Position of the sub-question in the engine's decomposition (1 = first)"),
   sub_question: Str("A sub-question the engine searched for"),
   citations: Schema.Array(Schema.String).annotations({ description: "URLs cited for this sub-question" })
 }).annotations({ identifier: "Fanout" })
@@ -274,6 +276,14 @@ export const IndustryMetricsUrlParams = Schema.Struct({
   ),
   brand: Schema.optional(
     Slug.annotations({ description: "Brand slug; default the account's primary brand (the earliest added)" })
+  ),
+  region: Schema.optional(
+    Region.annotations({ description: "ISO-3166-1 alpha-2 region; default the brand's primary region" })
+  ),
+  language: Schema.optional(
+    Language.annotations({
+      description: "ISO-639-1 language; default the language of the region (the primary language without region)"
+    })
   )
 })
 
@@ -293,16 +303,20 @@ export const IndustryMetricsResponse = Schema.Struct({
   from: DateOnly.annotations({ description: "First day of the range (YYYY-MM-DD)" }),
   to: DateOnly.annotations({ description: "Last day of the range, today UTC (YYYY-MM-DD)" }),
   engine: Str("The engine filter, or all"),
-  region: Str("Region read (ISO-3166-1 alpha-2): the brand's primary region"),
-  language: Str("Language read (ISO-639-1): the brand's primary language"),
+  region: Str("Region read (ISO-3166-1 alpha-2): the parameter, else the brand's primary region"),
+  language: Str("Language read (ISO-639-1): the parameter, else the region's language (the brand's primary one by default)"),
   last_refreshed: DateTime.annotations({
-    description: "Time of the newest observation read (the response time when there is none)"
+    description: "Time of the newest observation read; the brand's added_at when there is none"
   }),
   ranking: Schema.Array(IndustryRankingRow).annotations({
-    description: "One row per entity (the brand and its competitors), by mentions, most first"
+    description:
+      "One row per entity (the brand and its competitors), by mentions, most first (ties: alphabetical); " +
+      "empty when the range has no observations"
   }),
   ranking_count: Count("Rows in ranking"),
-  time_series: Schema.Array(IndustryTimeSeriesPoint).annotations({ description: "One point per day, oldest first" }),
+  time_series: Schema.Array(IndustryTimeSeriesPoint).annotations({
+    description: "One point per day with observations, oldest first"
+  }),
   time_series_count: Count("Points in time_series"),
   own: Schema.Struct({
     total_mentions: Count("Observations mentioning the brand"),
@@ -460,7 +474,6 @@ export class VisibilityGroup extends HttpApiGroup.make("visibility")
   )
   .addError(BadRequestError)
   .addError(UnauthorizedError)
-  .addError(NotImplementedError)
   .middleware(BearerAuth)
 {}
 
@@ -479,7 +492,6 @@ export class CitationsGroup extends HttpApiGroup.make("citations")
   )
   .addError(BadRequestError)
   .addError(UnauthorizedError)
-  .addError(NotImplementedError)
   .middleware(BearerAuth)
 {}
 
@@ -523,6 +535,5 @@ export class IndustryGroup extends HttpApiGroup.make("industry")
   )
   .addError(BadRequestError)
   .addError(UnauthorizedError)
-  .addError(NotImplementedError)
   .middleware(BearerAuth)
 {}

@@ -1,40 +1,97 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentAccount } from "../accounts/Api.js"
-import { Brands } from "../brands/Brands.js"
 import { ServerApi } from "../api.js"
-import { notImplemented } from "../platform/HttpErrors.js"
+import { encodedJson } from "../platform/FastJson.js"
+import { rangeOrDefault } from "../platform/Schemas.js"
+import {
+  CitationsResponse,
+  CompetitorCitationsResponse,
+  CompetitorPromptsResponse,
+  FanoutsResponse,
+  GapResponse,
+  IndustryMetricsResponse,
+  IndustryRankingResponse,
+  MentionsResponse,
+  ModelResponse,
+  PortfolioResponse,
+  PromptsResponse,
+  SnapshotsResponse,
+  TopicsResponse
+} from "./Api.js"
+import { Visibility } from "./Visibility.js"
 
 /**
- * Until its issue lands, a per-brand endpoint still checks the brand (404 for an unknown
- * slug or another account's), then answers 501: nothing pretends to work.
+ * Thin handlers: the account from the key, the service, and the answer in its wire form
+ * (the service builds the Encoded shape of each response schema; FastJson.encodedJson).
  */
-const pendingForBrand = (slug: string) =>
-  Effect.flatMap(Effect.all([Brands, CurrentAccount]), ([brands, { accountId }]) => brands.row(accountId, slug)).pipe(
-    Effect.zipRight(Effect.fail(notImplemented))
-  )
+const account = Effect.map(CurrentAccount, ({ accountId }) => accountId)
 
 export const VisibilityLive = HttpApiBuilder.group(ServerApi, "visibility", (handlers) =>
-  handlers
-    .handle("snapshots", ({ path }) => pendingForBrand(path.slug))
-    .handle("mentions", ({ path }) => pendingForBrand(path.slug))
-    .handle("prompts", ({ path }) => pendingForBrand(path.slug))
-    .handle("portfolio", () => Effect.fail(notImplemented))
-    .handle("model", () => Effect.fail(notImplemented))
-    .handle("topics", () => Effect.fail(notImplemented))
-)
+  Effect.gen(function*() {
+    const visibility = yield* Visibility
+    return handlers
+      .handle("snapshots", ({ path, urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.snapshots(id, path.slug, rangeOrDefault(urlParams.range))).pipe(
+          Effect.map((body) => encodedJson(SnapshotsResponse, body))
+        ))
+      .handle("mentions", ({ path, urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.mentions(id, path.slug, urlParams)).pipe(
+          Effect.map((body) => encodedJson(MentionsResponse, body))
+        ))
+      .handle("prompts", ({ path }) =>
+        Effect.flatMap(account, (id) => visibility.prompts(id, path.slug)).pipe(
+          Effect.map((body) => encodedJson(PromptsResponse, body))
+        ))
+      .handle("portfolio", ({ urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.portfolio(id, rangeOrDefault(urlParams.range))).pipe(
+          Effect.map((body) => encodedJson(PortfolioResponse, body))
+        ))
+      .handle("model", ({ urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.model(id, rangeOrDefault(urlParams.range), urlParams.brand)).pipe(
+          Effect.map((body) => encodedJson(ModelResponse, body))
+        ))
+      .handle("topics", () =>
+        Effect.flatMap(account, (id) => visibility.topics(id)).pipe(Effect.map((body) => encodedJson(TopicsResponse, body))))
+  }))
 
 export const CitationsLive = HttpApiBuilder.group(ServerApi, "citations", (handlers) =>
-  handlers
-    .handle("citations", () => Effect.fail(notImplemented))
-    .handle("fanouts", () => Effect.fail(notImplemented))
-)
+  Effect.gen(function*() {
+    const visibility = yield* Visibility
+    return handlers
+      .handle("citations", ({ urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.citations(id, rangeOrDefault(urlParams.range))).pipe(
+          Effect.map((body) => encodedJson(CitationsResponse, body))
+        ))
+      .handle("fanouts", ({ urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.fanouts(id, rangeOrDefault(urlParams.range))).pipe(
+          Effect.map((body) => encodedJson(FanoutsResponse, body))
+        ))
+  }))
 
 export const IndustryLive = HttpApiBuilder.group(ServerApi, "industry", (handlers) =>
-  handlers
-    .handle("metrics", () => Effect.fail(notImplemented))
-    .handle("competitorCitations", () => Effect.fail(notImplemented))
-    .handle("competitorPrompts", () => Effect.fail(notImplemented))
-    .handle("gap", () => Effect.fail(notImplemented))
-    .handle("ranking", () => Effect.fail(notImplemented))
-)
+  Effect.gen(function*() {
+    const visibility = yield* Visibility
+    return handlers
+      .handle("metrics", ({ urlParams }) =>
+        Effect.flatMap(account, (id) =>
+          visibility.industryMetrics(id, { ...urlParams, range: rangeOrDefault(urlParams.range) })).pipe(
+          Effect.map((body) => encodedJson(IndustryMetricsResponse, body))
+        ))
+      .handle("competitorCitations", ({ path, urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.competitorCitations(id, path.name, rangeOrDefault(urlParams.range))).pipe(
+          Effect.map((body) => encodedJson(CompetitorCitationsResponse, body))
+        ))
+      .handle("competitorPrompts", ({ path, urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.competitorPrompts(id, path.name, rangeOrDefault(urlParams.range))).pipe(
+          Effect.map((body) => encodedJson(CompetitorPromptsResponse, body))
+        ))
+      .handle("gap", ({ urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.gap(id, rangeOrDefault(urlParams.range), urlParams.region)).pipe(
+          Effect.map((body) => encodedJson(GapResponse, body))
+        ))
+      .handle("ranking", ({ urlParams }) =>
+        Effect.flatMap(account, (id) => visibility.ranking(id, rangeOrDefault(urlParams.range), urlParams.topic)).pipe(
+          Effect.map((body) => encodedJson(IndustryRankingResponse, body))
+        ))
+  }))

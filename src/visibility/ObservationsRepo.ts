@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
+import { ENGINE_SLUGS } from "../platform/Schemas.js"
 import type { AnalysedAnswer } from "./Analysis.js"
 
 /** Where an observation came from. */
@@ -139,9 +140,15 @@ const rollups = (rows: ReadonlyArray<StoredObservation>) => {
   return { daily: sorted(daily), entity: sorted(entity), domains: sorted(domains) }
 }
 
+/** Bit of an engine in `prompt_entity_daily.engines` (migrations/0004); 0 for a slug outside the nine. */
+export const engineBit = (engine: string): number => {
+  const index = (ENGINE_SLUGS as ReadonlyArray<string>).indexOf(engine)
+  return index < 0 ? 0 : 1 << index
+}
+
 /**
- * Deltas of the rollups of migrations/0004 (issue 7's reads): per prompt and engine, per entity and
- * prompt (with co-mentions of the brand), per domain and region (with the observations citing it that
+ * Deltas of the rollups of migrations/0004 (issue 7's reads): per prompt, per entity and prompt (with
+ * the engines and co-mentions of the brand), per domain and region (with the observations citing it that
  * mention a competitor / the brand), per competitor and domain. Keys sorted like the others.
  */
 const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
@@ -152,6 +159,7 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
       o: StoredObservation
       day: string
       entityId: number
+      engines: number
       mentions: number
       rankSum: number
       withBrand: number
@@ -171,7 +179,7 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
   for (const o of rows) {
     const day = utcDay(o.observedAt)
     const a = o.analysis
-    const promptKey = `${o.brandId}|${day}|${o.promptId}|${o.engine}`
+    const promptKey = `${o.brandId}|${day}|${o.promptId}`
     const p = prompt.get(promptKey) ?? { o, day, responses: 0 }
     p.responses++
     prompt.set(promptKey, p)
@@ -179,7 +187,8 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
       const entityId = m.competitorId ?? 0
       const key = `${o.brandId}|${entityId}|${promptKey}`
       const e = promptEntity.get(key) ??
-        { o, day, entityId, mentions: 0, rankSum: 0, withBrand: 0, positive: 0, neutral: 0, negative: 0 }
+        { o, day, entityId, engines: 0, mentions: 0, rankSum: 0, withBrand: 0, positive: 0, neutral: 0, negative: 0 }
+      e.engines |= engineBit(o.engine)
       e.mentions++
       e.rankSum += m.rank
       if (a.brandMentioned) e.withBrand++
@@ -344,23 +353,24 @@ export const ObservationsRepoLive = Layer.effect(
         const { domain, domainEntity, prompt, promptEntity } = readRollups(rows)
         if (prompt.length > 0) {
           yield* sql`
-            insert into prompt_daily (account_id, brand_id, day, prompt_id, engine, responses)
+            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses)
             select * from unnest(${prompt.map((d) => d.o.accountId)}::bigint[], ${prompt.map((d) => d.o.brandId)}::int[],
                                  ${prompt.map((d) => d.day)}::date[], ${prompt.map((d) => d.o.promptId)}::uuid[],
-                                 ${prompt.map((d) => d.o.engine)}::text[], ${prompt.map((d) => d.responses)}::int[])
-            on conflict (brand_id, day, prompt_id, engine) do update set responses = prompt_daily.responses + excluded.responses`
+                                 ${prompt.map((d) => d.responses)}::int[])
+            on conflict (brand_id, day, prompt_id) do update set responses = prompt_daily.responses + excluded.responses`
         }
         if (promptEntity.length > 0) {
           yield* sql`
-            insert into prompt_entity_daily (account_id, brand_id, entity_id, day, prompt_id, engine, mentions, rank_sum, with_brand,
+            insert into prompt_entity_daily (account_id, brand_id, entity_id, day, prompt_id, engines, mentions, rank_sum, with_brand,
                                              positive, neutral, negative)
             select * from unnest(${promptEntity.map((d) => d.o.accountId)}::bigint[], ${promptEntity.map((d) => d.o.brandId)}::int[],
                                  ${promptEntity.map((d) => d.entityId)}::int[], ${promptEntity.map((d) => d.day)}::date[],
-                                 ${promptEntity.map((d) => d.o.promptId)}::uuid[], ${promptEntity.map((d) => d.o.engine)}::text[],
+                                 ${promptEntity.map((d) => d.o.promptId)}::uuid[], ${promptEntity.map((d) => d.engines)}::int[],
                                  ${promptEntity.map((d) => d.mentions)}::int[], ${promptEntity.map((d) => d.rankSum)}::int[],
                                  ${promptEntity.map((d) => d.withBrand)}::int[], ${promptEntity.map((d) => d.positive)}::int[],
                                  ${promptEntity.map((d) => d.neutral)}::int[], ${promptEntity.map((d) => d.negative)}::int[])
-            on conflict (brand_id, entity_id, day, prompt_id, engine) do update set
+            on conflict (brand_id, entity_id, day, prompt_id) do update set
+              engines = prompt_entity_daily.engines | excluded.engines,
               mentions = prompt_entity_daily.mentions + excluded.mentions,
               rank_sum = prompt_entity_daily.rank_sum + excluded.rank_sum,
               with_brand = prompt_entity_daily.with_brand + excluded.with_brand,

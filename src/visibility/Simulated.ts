@@ -160,6 +160,14 @@ export const simulateAnswer = (world: SimulatedWorld, question: SimulatedQuestio
       })
     }
   }
+  // When only competitors are named, now and then a niche review site of the first one is cited: a domain
+  // seen with competitors and never with the brand (what GET /industry/gap shows). Drawn last, so that
+  // everything above stays as it was.
+  const named = entities.filter((e) => !e.own)
+  const brandNamed = entities.some((e) => e.own) || question.prompt.toLowerCase().includes(world.brand.name.toLowerCase())
+  if (named.length > 0 && !brandNamed && random() < 0.2) {
+    citations.push(`https://${named[0]!.domain.replace(/\.[a-z]+$/, "")}-reviews.example.net/${topic}`)
+  }
   return { response: lines.join("\n"), citations: [...new Set(citations)], fanouts }
 }
 

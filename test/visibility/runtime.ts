@@ -5,19 +5,7 @@ import { makeServices, RepositoriesLive } from "../../src/layers.js"
 import { appConfigTest } from "../../src/platform/Config.js"
 import { runMigrations } from "../../src/platform/Migrations.js"
 import { SqlMemory, sqlServer } from "../../src/platform/Sql.js"
-
-/** A fresh schema on the PostgreSQL server for one test file. */
-const serverSchemaUrl = async (base: string) => {
-  const { Client } = await import("pg")
-  const schema = `t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-  const client = new Client({ connectionString: base })
-  await client.connect()
-  await client.query(`create schema ${schema}`)
-  await client.end()
-  const url = new URL(base)
-  url.searchParams.set("options", `-c search_path=${schema}`)
-  return url.toString()
-}
+import { serverSchemaUrl } from "../helpers/app.js"
 
 /** The domain services and repositories (no HTTP) on a database back end, with SqlClient for checks. */
 export const makeServiceRuntime = async (backend: "fake" | "pglite" | "postgres") => {
