@@ -77,12 +77,60 @@ export const HitsRepoLive = Layer.effect(
           on conflict (brand_id, record_key) do nothing
           returning ts, path, bot, vendor, kind, status
         ), roll as (
-          insert into crawler_rollup (brand_id, day, path, bot, status, account_id, vendor, kind, hits)
+          insert into crawler_rollup (brand_id, day, path, bot, status, account_id, vendor, kind, hits, last_seen)
           select ${input.brandId}, (ts at time zone 'UTC')::date, path, bot, status, ${input.accountId}, min(vendor), min(kind),
-                 count(*)::int
+                 count(*)::int, max(ts)
           from ins
           group by 2, 3, 4, 5
-          on conflict on constraint crawler_rollup_key do update set hits = crawler_rollup.hits + excluded.hits
+          on conflict on constraint crawler_rollup_key do update
+            set hits = crawler_rollup.hits + excluded.hits, last_seen = greatest(crawler_rollup.last_seen, excluded.last_seen)
+        ), daily as (
+          -- The rollup without the path (issue 5: KPIs, trend, breakdowns).
+          insert into crawler_daily (brand_id, day, bot, status, account_id, vendor, kind, hits)
+          select ${input.brandId}, (ts at time zone 'UTC')::date, bot, status, ${input.accountId}, min(vendor), min(kind), count(*)::int
+          from ins
+          group by 2, 3, 4
+          on conflict on constraint crawler_daily_key do update set hits = crawler_daily.hits + excluded.hits
+        ), span_state as (
+          -- Issue 5: the 7/30/90-day per-(path, bot) totals, when the brand has them (a rebuild holds this row).
+          select as_of from crawler_span_state where brand_id = ${input.brandId} and as_of is not null for share
+        ), span_delta as (
+          -- The stored hits per (window, path, bot) for the windows containing their day.
+          select w.span, i.path, i.bot, min(i.vendor) as vendor, min(i.kind) as kind, count(*)::int as h,
+                 (count(*) filter (where i.status between 200 and 399))::int as o, (count(*) filter (where i.status >= 400))::int as e,
+                 max(i.ts) as ls, max(i.ts) filter (where i.status between 200 and 399) as lo,
+                 max(i.ts) filter (where i.status >= 400) as le
+          from ins i cross join span_state s cross join (values (7), (30), (90)) as w(span)
+          where (i.ts at time zone 'UTC')::date between s.as_of - (w.span - 1) and s.as_of
+          group by w.span, i.path, i.bot
+        ), spans as (
+          insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen, last_ok,
+                                    last_error)
+          select ${input.brandId}, span, path, bot, ${input.accountId}, vendor, kind, h, o, e, ls, lo, le from span_delta
+          on conflict (brand_id, span, path, bot) do update set
+            hits = crawler_span.hits + excluded.hits, oks = crawler_span.oks + excluded.oks,
+            errors = crawler_span.errors + excluded.errors, last_seen = greatest(crawler_span.last_seen, excluded.last_seen),
+            last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
+            last_error = greatest(crawler_span.last_error, excluded.last_error)
+          returning span, path, bot, hits, oks, errors
+        ), page_spans as (
+          -- The per-path totals (0006). A span row whose total after the upsert equals what this
+          -- statement added was empty before: a new distinct bot of the path (of its oks, its errors).
+          insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques, error_uniques,
+                                         last_seen, last_ok, last_error)
+          select ${input.brandId}, d.span, d.path, ${input.accountId}, sum(d.h)::int, sum(d.o)::int, sum(d.e)::int,
+                 (count(*) filter (where s.hits = d.h))::int, (count(*) filter (where d.o > 0 and s.oks = d.o))::int,
+                 (count(*) filter (where d.e > 0 and s.errors = d.e))::int, max(d.ls), max(d.lo), max(d.le)
+          from span_delta d join spans s on s.span = d.span and s.path = d.path and s.bot = d.bot
+          group by d.span, d.path
+          on conflict (brand_id, span, path) do update set
+            hits = crawler_page_span.hits + excluded.hits, oks = crawler_page_span.oks + excluded.oks,
+            errors = crawler_page_span.errors + excluded.errors, uniques = crawler_page_span.uniques + excluded.uniques,
+            ok_uniques = crawler_page_span.ok_uniques + excluded.ok_uniques,
+            error_uniques = crawler_page_span.error_uniques + excluded.error_uniques,
+            last_seen = greatest(crawler_page_span.last_seen, excluded.last_seen),
+            last_ok = greatest(crawler_page_span.last_ok, excluded.last_ok),
+            last_error = greatest(crawler_page_span.last_error, excluded.last_error)
         ), refs as (
           insert into ai_referrals (brand_id, record_key, account_id, ts, engine, referrer, host, path, query, method, status,
                                     client_ip, country, channel)

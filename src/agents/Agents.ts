@@ -1,0 +1,377 @@
+import { Context, Effect, Layer } from "effect"
+import { Brands } from "../brands/Brands.js"
+import type { BrandRow } from "../brands/Repo.js"
+import { badRequest, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
+import { AGENT_KINDS, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
+import { now } from "../platform/Time.js"
+import type { AgentPagesResponse, AgentsResponse, AttributionResponse, SearchPerformanceResponse } from "./Api.js"
+import { AgentsConfig } from "./Config.js"
+import {
+  AgentsRepo,
+  type CrawlerFilter,
+  type DailyRow,
+  PAGE_SORT_COLUMNS,
+  type PageSort,
+  type PagesQuery,
+  type StatusFilter
+} from "./Repo.js"
+
+/**
+ * Agent analytics (spec 2.14, 4 rows 8-11, 4.3; decisions.md; metrics.md section 3; docs/agents.md):
+ * parameters are checked and defaulted here, figures come from AgentsRepo's rollups.
+ */
+
+export interface CrawlerParams {
+  readonly range?: Range | undefined
+  readonly bot?: string | undefined
+  readonly vendor?: string | undefined
+  readonly kind?: string | undefined
+}
+
+export interface PagesParams extends CrawlerParams {
+  readonly folder?: string | undefined
+  readonly sort?: string | undefined
+  readonly dir?: "asc" | "desc" | undefined
+  readonly status?: string | undefined
+  readonly q?: string | undefined
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+}
+
+type Dashboard = typeof AgentsResponse.Type
+type Pages = typeof AgentPagesResponse.Type
+type SearchPerformance = typeof SearchPerformanceResponse.Type
+type Attribution = typeof AttributionResponse.Type
+
+export interface AgentsShape {
+  readonly dashboard: (accountId: number, slug: string, params: CrawlerParams, publicBase: string) => Effect.Effect<Dashboard, NotFound>
+  readonly pages: (accountId: number, slug: string, params: PagesParams) => Effect.Effect<Pages, NotFound | BadRequest>
+  readonly searchPerformance: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<SearchPerformance, NotFound>
+  readonly attribution: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<Attribution, NotFound>
+}
+
+export class Agents extends Context.Tag("Agents")<Agents, AgentsShape>() {}
+
+export const DEFAULT_PAGE_LIMIT = 100
+export const TOP_PAGES = 10
+export const MAX_LANDING_PAGES = 100
+
+/** Answer engines of each crawler vendor (the first is the engine its crawler hits count for). */
+export const VENDOR_ENGINES: Readonly<Record<string, ReadonlyArray<string>>> = {
+  OpenAI: ["chatgpt"],
+  Perplexity: ["perplexity"],
+  Google: ["gemini", "ai_overview", "ai_mode"],
+  Anthropic: ["claude"],
+  Microsoft: ["copilot"],
+  xAI: ["grok"],
+  DeepSeek: ["deepseek"]
+}
+export const ENGINE_VENDOR: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(VENDOR_ENGINES).flatMap(([vendor, engines]) => engines.map((engine) => [engine, vendor]))
+)
+
+const DAY_MS = 86_400_000
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+const dayMs = (day: string) => Date.parse(`${day}T00:00:00Z`)
+
+/** The days of a range ending today (UTC), oldest first. */
+export const rangeWindow = (at: Date, range: Range) => {
+  const today = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate())
+  const days = rangeDays(range)
+  const list = Array.from({ length: days }, (_, i) => isoDay(today - (days - 1 - i) * DAY_MS))
+  return { days, from: list[0]!, to: list[days - 1]!, list }
+}
+
+const nonEmpty = (s: string | undefined) => (s === undefined || s.trim() === "" ? null : s.trim())
+
+const filterOf = (params: CrawlerParams): CrawlerFilter => ({
+  bot: nonEmpty(params.bot),
+  vendor: nonEmpty(params.vendor),
+  kind: nonEmpty(params.kind)
+})
+
+/** "docs", "/docs", "docs/" -> "docs"; "/" -> "/"; "" -> null; "a/b" is not a top-level folder. */
+export const parseFolder = (raw: string | undefined): string | null | BadRequest => {
+  if (raw === undefined || raw.trim() === "") return null
+  const trimmed = raw.trim()
+  const name = trimmed.replace(/^\/+/, "").replace(/\/+$/, "")
+  if (name === "") return "/"
+  if (name.includes("/")) return badRequest("invalid folder: must be one top-level folder name, or / for pages at the site root")
+  return name
+}
+
+export const parseStatus = (raw: string | undefined): StatusFilter | null =>
+  raw === undefined || raw === "" ? null : raw === "ok" || raw === "error" ? { _tag: raw } : { _tag: "code", code: Number(raw) }
+
+/** Unknown sort values fall back to hits; dir is honoured only alongside sort (spec 4.3). */
+export const parseSort = (sort: string | undefined, dir: "asc" | "desc" | undefined): { sort: PageSort; dir: "asc" | "desc" } => {
+  const key = (PAGE_SORT_COLUMNS as ReadonlyArray<string>).includes(sort ?? "") ? (sort as PageSort) : "hits"
+  const fallback = key === "path" ? "asc" : "desc"
+  return { sort: key, dir: sort === undefined ? fallback : dir ?? fallback }
+}
+
+const byHitsThen = <A extends { hits: number }>(name: (a: A) => string) => (a: A, b: A) =>
+  b.hits - a.hits || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0)
+
+const sumInto = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n)
+
+export const tagSnippet = (publicBase: string, siteId: string) =>
+  `<script async src="${publicBase}/tag.js?site_id=${siteId}"></script>`
+
+export const AgentsServiceLive = Layer.effect(
+  Agents,
+  Effect.gen(function*() {
+    const brands = yield* Brands
+    const repo = yield* AgentsRepo
+    const config = yield* AgentsConfig
+
+    /** metrics.md: coverage_from = the first day the rollup is complete for the brand; see docs/agents.md. */
+    const coverage = (brand: BrandRow, from: string, today: string) =>
+      Effect.map(repo.firstRollupDay(brand.accountId, brand.id), (first) => {
+        const created = isoDay(brand.addedAt.getTime())
+        const start = first !== null && first < created ? first : created
+        const horizon = isoDay(dayMs(today) - (config.rollupRetentionDays - 1) * DAY_MS)
+        const coverageFrom = start > horizon ? start : horizon
+        return { coverage_from: coverageFrom, retention_limited: from < coverageFrom }
+      })
+
+    const context = (accountId: number, slug: string, range: Range | undefined) =>
+      Effect.gen(function*() {
+        const brand = yield* brands.row(accountId, slug)
+        const r = rangeOrDefault(range)
+        const window = rangeWindow(yield* now, r)
+        return { brand, range: r, window }
+      })
+
+    const pagesOf = (brand: BrandRow, window: ReturnType<typeof rangeWindow>, query: Omit<PagesQuery, "from" | "to" | "days">) =>
+      Effect.zipRight(
+        repo.ensureSpans(brand.id, window.to),
+        repo.pages(brand.accountId, brand.id, { ...query, from: window.from, to: window.to, days: window.days })
+      )
+
+    const dashboard: AgentsShape["dashboard"] = (accountId, slug, params, publicBase) =>
+      Effect.gen(function*() {
+        const { brand, range, window } = yield* context(accountId, slug, params.range)
+        const filter = filterOf(params)
+        const [daily, top, cover] = yield* Effect.all([
+          repo.daily(accountId, brand.id, window.from, window.to, filter),
+          pagesOf(brand, window, {
+            filter,
+            folder: null,
+            q: null,
+            status: null,
+            sort: "hits",
+            dir: "desc",
+            limit: TOP_PAGES,
+            offset: 0
+          }),
+          coverage(brand, window.from, window.to)
+        ], { concurrency: "unbounded" })
+        let hits = 0
+        let errors = 0
+        const perDay = new Map<string, { hits: number; byKind: Map<string, number> }>()
+        const bots = new Map<string, { bot: string; vendor: string; kind: string; hits: number }>()
+        const vendors = new Map<string, number>()
+        const kinds = new Map<string, number>()
+        const statuses = new Map<number | null, number>()
+        for (const row of daily) {
+          hits += row.hits
+          if (row.status !== null && row.status >= 400) errors += row.hits
+          const day = perDay.get(row.day) ?? { hits: 0, byKind: new Map() }
+          day.hits += row.hits
+          sumInto(day.byKind, row.kind, row.hits)
+          perDay.set(row.day, day)
+          const bot = bots.get(row.bot) ?? { bot: row.bot, vendor: row.vendor, kind: row.kind, hits: 0 }
+          bot.hits += row.hits
+          bots.set(row.bot, bot)
+          sumInto(vendors, row.vendor, row.hits)
+          sumInto(kinds, row.kind, row.hits)
+          statuses.set(row.status, (statuses.get(row.status) ?? 0) + row.hits)
+        }
+        return {
+          range,
+          filters: { bot: filter.bot, vendor: filter.vendor, kind: (AGENT_KINDS as ReadonlyArray<string>).includes(filter.kind ?? "") ? (filter.kind as Dashboard["filters"]["kind"]) : null },
+          kpis: { hits, pages: top.total, bots: bots.size, error_rate: hits === 0 ? 0 : errors / hits },
+          trend: window.list.map((date) => {
+            const day = perDay.get(date)
+            return { date, hits: day?.hits ?? 0, by_kind: Object.fromEntries([...(day?.byKind ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))) }
+          }),
+          breakdowns: {
+            by_bot: [...bots.values()].sort(byHitsThen((b) => b.bot)) as Dashboard["breakdowns"]["by_bot"],
+            by_vendor: [...vendors].map(([vendor, n]) => ({ vendor, hits: n })).sort(byHitsThen((v) => v.vendor)),
+            by_kind: [...kinds].map(([kind, n]) => ({ kind, hits: n })).sort(byHitsThen((k) => k.kind)) as Dashboard["breakdowns"]["by_kind"],
+            by_status: [...statuses].map(([status, n]) => ({ status, hits: n })).sort((a, b) =>
+              b.hits - a.hits || (a.status ?? 1000) - (b.status ?? 1000)
+            )
+          },
+          top_pages: top.rows,
+          tag: { site_id: brand.siteId, snippet: tagSnippet(publicBase, brand.siteId) },
+          ...cover
+        } satisfies Dashboard
+      })
+
+    const pages: AgentsShape["pages"] = (accountId, slug, params) =>
+      Effect.gen(function*() {
+        const folder = parseFolder(params.folder)
+        if (typeof folder === "object" && folder !== null) return yield* Effect.fail(folder)
+        const { brand, window } = yield* context(accountId, slug, params.range)
+        const limit = params.limit ?? DEFAULT_PAGE_LIMIT
+        const offset = params.offset ?? 0
+        const [result, cover] = yield* Effect.all([
+          pagesOf(brand, window, {
+            filter: filterOf(params),
+            folder,
+            q: nonEmpty(params.q),
+            status: parseStatus(params.status),
+            ...parseSort(params.sort, params.dir),
+            limit,
+            offset
+          }),
+          coverage(brand, window.from, window.to)
+        ], { concurrency: "unbounded" })
+        return { pages: result.rows, total: result.total, limit, offset, ...cover } satisfies Pages
+      })
+
+    const searchPerformance: AgentsShape["searchPerformance"] = (accountId, slug, rangeParam) =>
+      Effect.gen(function*() {
+        const { brand, range, window } = yield* context(accountId, slug, rangeParam)
+        const noFilter: CrawlerFilter = { bot: null, vendor: null, kind: null }
+        const top = (kind: string) =>
+          Effect.map(
+            pagesOf(brand, window, {
+              filter: { ...noFilter, kind },
+              folder: null,
+              q: null,
+              status: null,
+              sort: "hits",
+              dir: "desc",
+              limit: TOP_PAGES,
+              offset: 0
+            }),
+            (result) => result.rows.map((row) => ({ path: row.path, count: row.hits }))
+          )
+        const [daily, referrals, searchTop, fetchTop, cover] = yield* Effect.all([
+          repo.daily(accountId, brand.id, window.from, window.to, noFilter),
+          repo.referrals(accountId, brand.id, window.from, window.to),
+          top("search_crawler"),
+          top("browsing_agent"),
+          coverage(brand, window.from, window.to)
+        ], { concurrency: "unbounded" })
+        type Funnel = { search_crawls: number; agent_fetches: number; referrals: number }
+        const empty = (): Funnel => ({ search_crawls: 0, agent_fetches: 0, referrals: 0 })
+        const totals = empty()
+        const perDay = new Map<string, { funnel: Funnel; engines: Map<string, Funnel> }>()
+        const perEngine = new Map<string, Funnel>()
+        const add = (day: string, engine: string | null, stage: keyof Funnel, n: number) => {
+          totals[stage] += n
+          const d = perDay.get(day) ?? { funnel: empty(), engines: new Map() }
+          d.funnel[stage] += n
+          perDay.set(day, d)
+          if (engine === null) return
+          const de = d.engines.get(engine) ?? empty()
+          de[stage] += n
+          d.engines.set(engine, de)
+          const e = perEngine.get(engine) ?? empty()
+          e[stage] += n
+          perEngine.set(engine, e)
+        }
+        for (const row of daily) {
+          const stage = row.kind === "search_crawler" ? "search_crawls" : row.kind === "browsing_agent" ? "agent_fetches" : null
+          if (stage !== null) add(row.day, VENDOR_ENGINES[row.vendor]?.[0] ?? null, stage, row.hits)
+        }
+        const landing = new Map<string, number>()
+        for (const row of referrals) {
+          add(row.day, row.engine, "referrals", row.referrals)
+          sumInto(landing, row.path, row.referrals)
+        }
+        const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+        return {
+          brand_slug: brand.slug,
+          range,
+          from: window.from,
+          to: window.to,
+          totals,
+          trend: window.list.map((date) => {
+            const d = perDay.get(date)
+            return {
+              date,
+              ...(d?.funnel ?? empty()),
+              by_engine: Object.fromEntries([...(d?.engines ?? [])].sort(([a], [b]) => byName(a, b)))
+            }
+          }),
+          engines: [...perEngine].map(([engine, f]) => ({ engine, ...f })).sort((a, b) =>
+            b.referrals - a.referrals || b.search_crawls + b.agent_fetches - (a.search_crawls + a.agent_fetches) ||
+            byName(a.engine, b.engine)
+          ),
+          top_pages: {
+            search_crawls: searchTop,
+            agent_fetches: fetchTop,
+            referrals: [...landing].map(([path, count]) => ({ path, count }))
+              .sort((a, b) => b.count - a.count || byName(a.path, b.path)).slice(0, TOP_PAGES)
+          },
+          ...cover
+        } satisfies SearchPerformance
+      })
+
+    const attribution: AgentsShape["attribution"] = (accountId, slug, rangeParam) =>
+      Effect.gen(function*() {
+        const { brand, range, window } = yield* context(accountId, slug, rangeParam)
+        const [daily, referrals] = yield* Effect.all([
+          repo.daily(accountId, brand.id, window.from, window.to, { bot: null, vendor: null, kind: null }),
+          repo.referrals(accountId, brand.id, window.from, window.to)
+        ], { concurrency: "unbounded" })
+        let total = 0
+        const perDay = new Map<string, Map<string, number>>()
+        const engines = new Map<string, number>()
+        const pages = new Map<string, Map<string, number>>()
+        for (const row of referrals) {
+          total += row.referrals
+          const d = perDay.get(row.day) ?? new Map<string, number>()
+          sumInto(d, row.engine, row.referrals)
+          perDay.set(row.day, d)
+          sumInto(engines, row.engine, row.referrals)
+          const p = pages.get(row.path) ?? new Map<string, number>()
+          sumInto(p, row.engine, row.referrals)
+          pages.set(row.path, p)
+        }
+        const vendorHits = new Map<string, number>()
+        for (const row of daily as ReadonlyArray<DailyRow>) sumInto(vendorHits, row.vendor, row.hits)
+        const vendorReferrals = new Map<string, number>()
+        for (const [engine, n] of engines) {
+          const vendor = ENGINE_VENDOR[engine]
+          if (vendor !== undefined) sumInto(vendorReferrals, vendor, n)
+        }
+        const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+        const sortedRecord = (m: Map<string, number>) => Object.fromEntries([...m].sort(([a], [b]) => byName(a, b)))
+        const sumOf = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0)
+        return {
+          brand_slug: brand.slug,
+          range,
+          from: window.from,
+          to: window.to,
+          total_referrals: total,
+          trend: window.list.map((date) => {
+            const d = perDay.get(date) ?? new Map<string, number>()
+            return { date, referrals: sumOf(d), by_engine: sortedRecord(d) }
+          }),
+          engines: [...engines].map(([engine, n]) => ({ engine, referrals: n, share: total === 0 ? 0 : n / total }))
+            .sort((a, b) => b.referrals - a.referrals || byName(a.engine, b.engine)),
+          landing_pages: [...pages].map(([path, m]) => ({ path, referrals: sumOf(m), by_engine: sortedRecord(m) }))
+            .sort((a, b) => b.referrals - a.referrals || byName(a.path, b.path)).slice(0, MAX_LANDING_PAGES),
+          vendors: [...new Set([...vendorHits.keys(), ...vendorReferrals.keys()])].map((vendor) => {
+            const crawlerHits = vendorHits.get(vendor) ?? 0
+            const refs = vendorReferrals.get(vendor) ?? 0
+            return {
+              vendor,
+              engines: VENDOR_ENGINES[vendor] ?? [],
+              crawler_hits: crawlerHits,
+              referrals: refs,
+              crawl_to_referral_ratio: refs === 0 ? null : crawlerHits / refs
+            }
+          }).sort((a, b) => b.crawler_hits - a.crawler_hits || b.referrals - a.referrals || byName(a.vendor, b.vendor))
+        } satisfies Attribution
+      })
+
+    return { dashboard, pages, searchPerformance, attribution }
+  })
+)

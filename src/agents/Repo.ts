@@ -1,0 +1,454 @@
+import { SqlClient, type Statement } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+
+/**
+ * Reads of crawler traffic (docs/agents.md). Every crawler figure comes from a rollup, never from
+ * the raw hits: crawler_daily (per day, bot, status) for KPIs, trend and breakdowns; crawler_span
+ * (per path and bot, the last 7/30/90 days) for the pages lists; crawler_rollup (per day, path,
+ * bot, status) for what the span cannot answer (one exact status code). Every query is filtered by
+ * the account of the caller as well as the brand.
+ */
+
+/** bot, vendor and kind, AND-combined; null = not filtered. */
+export interface CrawlerFilter {
+  readonly bot: string | null
+  readonly vendor: string | null
+  readonly kind: string | null
+}
+
+export type StatusFilter =
+  | { readonly _tag: "ok" }
+  | { readonly _tag: "error" }
+  | { readonly _tag: "code"; readonly code: number }
+
+export const PAGE_SORT_COLUMNS = ["hits", "path", "errors", "uniques"] as const
+export type PageSort = (typeof PAGE_SORT_COLUMNS)[number]
+
+export interface PagesQuery {
+  /** First and last day (UTC, YYYY-MM-DD) of the range; `to` is today. */
+  readonly from: string
+  readonly to: string
+  /** The range's length in days (7, 30 or 90): picks the span rows. */
+  readonly days: number
+  readonly filter: CrawlerFilter
+  /** A top-level folder name, "/" (pages at the root), or null. */
+  readonly folder: string | null
+  /** Case-insensitive substring of the path, or null. */
+  readonly q: string | null
+  readonly status: StatusFilter | null
+  readonly sort: PageSort
+  readonly dir: "asc" | "desc"
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface PageRow {
+  readonly path: string
+  readonly hits: number
+  readonly errors: number
+  readonly uniques: number
+  readonly bots: ReadonlyArray<string>
+  readonly last_seen: Date
+}
+
+export interface DailyRow {
+  readonly day: string
+  readonly bot: string
+  readonly vendor: string
+  readonly kind: string
+  readonly status: number | null
+  readonly hits: number
+}
+
+export interface ReferralCount {
+  readonly day: string
+  readonly engine: string
+  readonly path: string
+  readonly referrals: number
+}
+
+export type SpanUpdate = "current" | "rolled" | "rebuilt"
+
+export interface SweepResult {
+  readonly hits: number
+  readonly rollup: number
+  readonly daily: number
+  readonly referrals: number
+}
+
+export interface AgentsRepoShape {
+  /** Crawler hits per (day, bot, status) in [from, to], filtered. */
+  readonly daily: (accountId: number, brandId: number, from: string, to: string, filter: CrawlerFilter) => Effect.Effect<ReadonlyArray<DailyRow>>
+  /** One page of the per-path list and the number of paths matching. */
+  readonly pages: (accountId: number, brandId: number, query: PagesQuery) => Effect.Effect<{ rows: ReadonlyArray<PageRow>; total: number }>
+  /** AI referrals per (day, engine, landing path) in [from, to]. */
+  readonly referrals: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<ReferralCount>>
+  /** The first day the brand's rollup holds, or null when it holds nothing. */
+  readonly firstRollupDay: (accountId: number, brandId: number) => Effect.Effect<string | null>
+  /**
+   * Makes the brand's 7/30/90-day spans end `today`: "current" when they already did, "rolled" when
+   * the windows were moved forward (days leaving subtracted, new days added), "rebuilt" when rebuilt
+   * from the rollup (no spans yet, a gap of 90 days or more, today before their day, or the check
+   * after rolling failed). docs/agents.md.
+   */
+  readonly ensureSpans: (brandId: number, today: string) => Effect.Effect<SpanUpdate>
+  /** Brands whose span rows end before `today`. */
+  readonly staleSpans: (today: string) => Effect.Effect<ReadonlyArray<number>>
+  /** Deletes raw hits older than `rawBefore`, and rollup rows and referrals of days before `rollupBefore`. */
+  readonly sweep: (rawBefore: Date, rollupBefore: string) => Effect.Effect<SweepResult>
+}
+
+export class AgentsRepo extends Context.Tag("AgentsRepo")<AgentsRepo, AgentsRepoShape>() {}
+
+/** Normalised folder -> the path condition's parts: "/" means a path with no second slash. */
+export const folderPrefix = (folder: string) => (folder === "/" ? null : `/${folder}/`)
+
+export const AgentsRepoLive = Layer.effect(
+  AgentsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const crawlerClauses = (filter: CrawlerFilter) => [
+      ...(filter.bot === null ? [] : [sql`bot = ${filter.bot}`]),
+      ...(filter.vendor === null ? [] : [sql`vendor = ${filter.vendor}`]),
+      ...(filter.kind === null ? [] : [sql`kind = ${filter.kind}`])
+    ]
+
+    const pathClauses = (query: PagesQuery) => {
+      const out = []
+      if (query.folder !== null) {
+        const prefix = folderPrefix(query.folder)
+        out.push(prefix === null ? sql`strpos(substr(path, 2), '/') = 0` : sql`left(path, ${prefix.length}) = ${prefix}`)
+      }
+      if (query.q !== null) out.push(sql`strpos(lower(path), ${query.q.toLowerCase()}) > 0`)
+      return out
+    }
+
+    /** Matching hits per (path, bot): h = hits, e = errors among them, ls = the latest. */
+    const matching = (accountId: number, brandId: number, query: PagesQuery & { readonly paths?: ReadonlyArray<string> }) => {
+      const where = [sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, ...crawlerClauses(query.filter), ...pathClauses(query)]
+      if (query.paths !== undefined) where.push(sql`path = any(${query.paths}::text[])`)
+      const status = query.status
+      if ((query.days === 7 || query.days === 30 || query.days === 90) && (status === null || status._tag !== "code")) {
+        // The span rows (ensureSpans made them end today).
+        const [h, e, ls] = status === null
+          ? ["hits", "errors", "last_seen"]
+          : status._tag === "ok"
+          ? ["oks", "0", "last_ok"]
+          : ["errors", "errors", "last_error"]
+        if (status !== null) where.push(sql`${sql.literal(h)} > 0`)
+        return sql`
+          select path, bot, ${sql.literal(h)} as h, ${sql.literal(e)} as e, ${sql.literal(ls)} as ls
+          from crawler_span where span = ${query.days} and ${sql.and(where)}`
+      }
+      if (status !== null) {
+        where.push(
+          status._tag === "ok"
+            ? sql`status between 200 and 399`
+            : status._tag === "error"
+            ? sql`status >= 400`
+            : sql`status = ${status.code}`
+        )
+      }
+      return sql`
+        select path, bot, sum(hits) as h, coalesce(sum(hits) filter (where status >= 400), 0) as e, max(last_seen) as ls
+        from crawler_rollup where day between ${query.from}::date and ${query.to}::date and ${sql.and(where)}
+        group by path, bot`
+    }
+
+    /**
+     * Without a crawler filter (and without one exact status code) a 7/30/90-day list reads the
+     * per-path span (crawler_page_span, one row per path): the same figures as summing the
+     * (path, bot) span rows, uniques counted at ingestion and rebuild. null when it cannot answer.
+     */
+    const perPathSpan = (accountId: number, brandId: number, query: PagesQuery) => {
+      const status = query.status
+      const f = query.filter
+      if (f.bot !== null || f.vendor !== null || f.kind !== null) return null
+      if (!(query.days === 7 || query.days === 30 || query.days === 90) || (status !== null && status._tag === "code")) return null
+      const [h, e, u, ls] = status === null
+        ? ["hits", "errors", "uniques", "last_seen"]
+        : status._tag === "ok"
+        ? ["oks", "0", "ok_uniques", "last_ok"]
+        : ["errors", "errors", "error_uniques", "last_error"]
+      const where = [sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, sql`span = ${query.days}`, ...pathClauses(query)]
+      if (status !== null) where.push(sql`${sql.literal(h)} > 0`)
+      return sql`
+        select path, ${sql.literal(h)} as hits, ${sql.literal(e)} as errors, ${sql.literal(u)} as uniques,
+               ${sql.literal(ls)} as last_seen
+        from crawler_page_span where ${sql.and(where)}`
+    }
+
+    const orderBy = (sort: PageSort, dir: "asc" | "desc") =>
+      sql.literal(sort === "path" ? `path collate "C" ${dir}` : `${sort} ${dir}, path collate "C" asc`)
+
+    const SPANS: ReadonlyArray<number> = [7, 30, 90]
+
+    /**
+     * The windows `spans` of the brand, from the rollup days they cover (ending today): one pass over
+     * the longest window's rollup rows, each (path, bot) group giving its figures for every window
+     * (age = days before today; a window of N days holds ages 0 to N - 1).
+     */
+    const rebuildSpans = (brandId: number, today: string, spans: ReadonlyArray<number>) =>
+      Effect.gen(function*() {
+        const longest = Math.max(...spans)
+        const perWindow = (agg: "sum" | "max", column: string, cond: string) =>
+          sql.literal(`array[${SPANS.map((span) => `${agg}(${column}) filter (where age < ${span}${cond})`).join(", ")}]`)
+        const ok = " and status between 200 and 399"
+        const err = " and status >= 400"
+        yield* sql`delete from crawler_span where brand_id = ${brandId} and span = any(${spans}::int[])`
+        // Hash aggregation of (paths x bots) groups with 18 aggregates: room to stay in memory.
+        yield* sql`set local work_mem = '64MB'`
+        yield* sql`
+          insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen,
+                                    last_ok, last_error)
+          select ${brandId}, w.span, g.path, g.bot, g.account_id, g.vendor, g.kind, g.h[w.i::int]::int, coalesce(g.o[w.i::int], 0)::int,
+                 coalesce(g.e[w.i::int], 0)::int, g.ls[w.i::int], g.lo[w.i::int], g.le[w.i::int]
+          from (
+            select path, bot, min(account_id) as account_id, min(vendor) as vendor, min(kind) as kind,
+                   ${perWindow("sum", "hits", "")} as h, ${perWindow("sum", "hits", ok)} as o, ${perWindow("sum", "hits", err)} as e,
+                   ${perWindow("max", "last_seen", "")} as ls, ${perWindow("max", "last_seen", ok)} as lo,
+                   ${perWindow("max", "last_seen", err)} as le
+            from (
+              select r.*, (${today}::date - r.day) as age from crawler_rollup r
+              where r.brand_id = ${brandId} and r.day between ${today}::date - ${longest - 1}::int and ${today}::date
+            ) r
+            group by path, bot
+          ) g
+          cross join unnest(${SPANS}::int[]) with ordinality as w(span, i)
+          where g.h[w.i::int] is not null and w.span = any(${spans}::int[])`
+      })
+
+    /**
+     * Moves the windows `spans` from ending `asOf` to ending `today` (0 < today - asOf < each span):
+     * subtracts the rollup days that left each window, drops the rows left without hits, adds the days
+     * after asOf. The spans held exactly their windows' hits (the rebuild/ingestion invariant), so they
+     * still do. A row's last_seen (last_ok, last_error) is a maximum, and the days leaving are older
+     * than every day staying or added: it only leaves with all of the row's (ok, error) hits, when the
+     * row is dropped (last_ok, last_error set to null).
+     */
+    const rollSpans = (brandId: number, asOf: string, today: string, spans: ReadonlyArray<number>) =>
+      Effect.gen(function*() {
+        yield* sql`
+          update crawler_span c set hits = c.hits - s.hits, oks = c.oks - s.oks, errors = c.errors - s.errors,
+            last_ok = case when c.oks = s.oks then null else c.last_ok end,
+            last_error = case when c.errors = s.errors then null else c.last_error end
+          from (
+            select w.span, r.path, r.bot, sum(r.hits)::int as hits,
+                   coalesce(sum(r.hits) filter (where r.status between 200 and 399), 0)::int as oks,
+                   coalesce(sum(r.hits) filter (where r.status >= 400), 0)::int as errors
+            from unnest(${spans}::int[]) as w(span)
+            join crawler_rollup r
+              on r.brand_id = ${brandId} and r.day between ${asOf}::date - (w.span - 1) and ${today}::date - w.span
+            group by w.span, r.path, r.bot
+          ) s
+          where c.brand_id = ${brandId} and c.span = s.span and c.path = s.path and c.bot = s.bot`
+        yield* sql`delete from crawler_span where brand_id = ${brandId} and span = any(${spans}::int[]) and hits = 0`
+        yield* sql`
+          insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen,
+                                    last_ok, last_error)
+          select ${brandId}, w.span, s.path, s.bot, s.account_id, s.vendor, s.kind, s.hits, s.oks, s.errors, s.last_seen,
+                 s.last_ok, s.last_error
+          from (
+            select path, bot, min(account_id) as account_id, min(vendor) as vendor, min(kind) as kind, sum(hits)::int as hits,
+                   coalesce(sum(hits) filter (where status between 200 and 399), 0)::int as oks,
+                   coalesce(sum(hits) filter (where status >= 400), 0)::int as errors, max(last_seen) as last_seen,
+                   max(last_seen) filter (where status between 200 and 399) as last_ok,
+                   max(last_seen) filter (where status >= 400) as last_error
+            from crawler_rollup where brand_id = ${brandId} and day > ${asOf}::date and day <= ${today}::date
+            group by path, bot
+          ) s cross join unnest(${spans}::int[]) as w(span)
+          on conflict (brand_id, span, path, bot) do update set
+            hits = crawler_span.hits + excluded.hits, oks = crawler_span.oks + excluded.oks,
+            errors = crawler_span.errors + excluded.errors, last_seen = greatest(crawler_span.last_seen, excluded.last_seen),
+            last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
+            last_error = greatest(crawler_span.last_error, excluded.last_error)`
+      })
+
+    /** crawler_page_span of the brand from its crawler_span rows (same windows, summed over bots). */
+    const rebuildPageSpans = (brandId: number) =>
+      Effect.gen(function*() {
+        yield* sql`delete from crawler_page_span where brand_id = ${brandId}`
+        yield* sql`
+          insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques,
+                                         error_uniques, last_seen, last_ok, last_error)
+          select brand_id, span, path, min(account_id), sum(hits)::int, sum(oks)::int, sum(errors)::int, count(*)::int,
+                 (count(*) filter (where oks > 0))::int, (count(*) filter (where errors > 0))::int,
+                 max(last_seen), max(last_ok), max(last_error)
+          from crawler_span where brand_id = ${brandId} group by brand_id, span, path`
+      })
+
+    /**
+     * A guard after moving the spans: per window and bot, hits, oks and errors of the spans equal
+     * those of crawler_daily over the window's days (a few thousand rows; about a tenth of a second).
+     */
+    const spansAgree = (brandId: number, today: string) =>
+      Effect.map(
+        sql<{ differ: boolean }>`
+          select exists (
+            select 1
+            from (select span::int as span, bot, sum(hits)::bigint as h, sum(oks)::bigint as o, sum(errors)::bigint as e
+                  from crawler_span where brand_id = ${brandId} group by span, bot) a
+            full join (
+              select w.span, d.bot, sum(d.hits)::bigint as h,
+                     coalesce(sum(d.hits) filter (where d.status between 200 and 399), 0)::bigint as o,
+                     coalesce(sum(d.hits) filter (where d.status >= 400), 0)::bigint as e
+              from crawler_daily d cross join (values (7), (30), (90)) as w(span)
+              where d.brand_id = ${brandId} and d.day between ${today}::date - (w.span - 1) and ${today}::date
+              group by w.span, d.bot
+            ) b on a.span = b.span and a.bot = b.bot
+            where a.h is distinct from b.h or a.o is distinct from b.o or a.e is distinct from b.e
+          ) as differ`,
+        (rows) => rows[0]?.differ !== true
+      )
+
+    const repo: AgentsRepoShape = {
+      daily: (accountId, brandId, from, to, filter) =>
+        sql<DailyRow>`
+          select to_char(day, 'YYYY-MM-DD') as day, bot, vendor, kind, status, hits
+          from crawler_daily
+          where ${sql.and([sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, sql`day between ${from}::date and ${to}::date`, ...crawlerClauses(filter)])}`
+          .pipe(Effect.orDie),
+
+      pages: (accountId, brandId, query) =>
+        Effect.gen(function*() {
+          // Figures of every path and one page of them; then the bot names of that page's paths only.
+          const perPath = perPathSpan(accountId, brandId, query)
+          const figures = yield* (perPath === null
+            ? sql<Omit<PageRow, "bots"> & { total: number }>`
+            with m as (${matching(accountId, brandId, query)})
+            select path, sum(h)::int as hits, sum(e)::int as errors, count(*)::int as uniques, max(ls) as last_seen,
+                   (count(*) over ())::int as total
+            from m group by path
+            order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`
+            : sql<Omit<PageRow, "bots"> & { total: number }>`
+            select path, hits, errors, uniques, last_seen, (count(*) over ())::int as total
+            from (${perPath}) m
+            order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`)
+          const paths = figures.map((row) => row.path)
+          const names = paths.length === 0 ? [] : yield* sql<{ path: string; bots: ReadonlyArray<string> }>`
+            select path, array_agg(bot order by bot collate "C") as bots
+            from (${matching(accountId, brandId, { ...query, paths })}) m group by path`
+          const botsOf = new Map(names.map((row) => [row.path, row.bots]))
+          const rows = figures.map((row) => ({ ...row, bots: botsOf.get(row.path) ?? [] }))
+          let total = rows[0]?.total
+          if (total === undefined) {
+            // Past the last page (or nothing matches): count on its own.
+            const counted = yield* (perPath === null
+              ? sql<{ total: number }>`select count(distinct path)::int as total from (${matching(accountId, brandId, query)}) m`
+              : sql<{ total: number }>`select count(*)::int as total from (${perPath}) m`)
+            total = counted[0]?.total ?? 0
+          }
+          return {
+            total,
+            rows: rows.map(({ total: _, ...row }) => ({ ...row, last_seen: new Date(row.last_seen) }))
+          }
+        }).pipe(Effect.orDie),
+
+      referrals: (accountId, brandId, from, to) =>
+        sql<ReferralCount>`
+          select to_char((ts at time zone 'UTC')::date, 'YYYY-MM-DD') as day, engine, path, count(*)::int as referrals
+          from ai_referrals
+          where account_id = ${accountId} and brand_id = ${brandId}
+            and ts >= ${from}::date::timestamp at time zone 'UTC' and ts < (${to}::date + 1)::timestamp at time zone 'UTC'
+          group by 1, 2, 3`.pipe(Effect.orDie),
+
+      firstRollupDay: (accountId, brandId) =>
+        sql<{ day: string | null }>`
+          select to_char(min(day), 'YYYY-MM-DD') as day from crawler_rollup
+          where brand_id = ${brandId} and account_id = ${accountId}`.pipe(
+          Effect.map((rows) => rows[0]?.day ?? null),
+          Effect.orDie
+        ),
+
+      ensureSpans: (brandId, today) =>
+        Effect.gen(function*() {
+          const current = yield* sql<{ asOf: string | null }>`
+            select to_char(as_of, 'YYYY-MM-DD') as "asOf" from crawler_span_state where brand_id = ${brandId}`
+          if (current[0]?.asOf === today) return "current" as const
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`insert into crawler_span_state (brand_id, as_of) values (${brandId}, null) on conflict do nothing`
+            // Held until commit: ingestion of this brand waits (its statement takes this row for share).
+            const locked = yield* sql<{ asOf: string | null; gap: number | null }>`
+              select to_char(as_of, 'YYYY-MM-DD') as "asOf", (${today}::date - as_of)::int as gap
+              from crawler_span_state where brand_id = ${brandId} for update`
+            const asOf = locked[0]?.asOf ?? null
+            const gap = locked[0]?.gap ?? null
+            if (asOf === today) return "current" as const
+            // Short statements over a few hundred thousand rows at most: compiling them costs more than it saves.
+            yield* sql`set local jit = off`
+            let update: SpanUpdate = "rebuilt"
+            if (asOf === null || gap === null || gap < 0) {
+              yield* rebuildSpans(brandId, today, SPANS)
+            } else {
+              // Move each window from as_of to today: a window the gap covers is rebuilt, the others
+              // lose the days that left them and gain the days after as_of (docs/agents.md).
+              const rebuilt = SPANS.filter((span) => gap >= span)
+              if (rebuilt.length > 0) yield* rebuildSpans(brandId, today, rebuilt)
+              const rolled = SPANS.filter((span) => gap < span)
+              if (rolled.length > 0) yield* rollSpans(brandId, asOf, today, rolled)
+              update = rolled.length > 0 ? "rolled" : "rebuilt"
+            }
+            yield* rebuildPageSpans(brandId)
+            if (update === "rolled" && !(yield* spansAgree(brandId, today))) {
+              // Never expected: the spans disagree with crawler_daily (written by the same statements).
+              yield* Effect.logWarning(`crawler spans of brand ${brandId} disagreed with crawler_daily; rebuilt from the rollup`)
+              yield* rebuildSpans(brandId, today, SPANS)
+              yield* rebuildPageSpans(brandId)
+              update = "rebuilt"
+            }
+            yield* sql`update crawler_span_state set as_of = ${today}::date where brand_id = ${brandId}`
+            return update
+          }))
+          // Not interrupted when the reader that started it goes away (a client's timeout): the work
+          // is committed for the next reader instead of rolled back.
+        }).pipe(Effect.uninterruptible, Effect.orDie),
+
+      staleSpans: (today) =>
+        sql<{ brandId: number }>`
+          select brand_id::int as "brandId" from crawler_span_state where as_of is null or as_of < ${today}::date`.pipe(
+          Effect.map((rows) => rows.map((row) => row.brandId)),
+          Effect.orDie
+        ),
+
+      sweep: (rawBefore, rollupBefore) =>
+        Effect.gen(function*() {
+          // Per brand, so each delete is a range of the (brand_id, ts) / (brand_id, day, ...) indexes.
+          const brands = yield* sql<{ id: number }>`select id::int as id from brands order by id`
+          const total = { hits: 0, rollup: 0, daily: 0, referrals: 0 }
+          const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]?.n ?? 0
+          for (const { id } of brands) {
+            total.hits += count(yield* sql<{ n: number }>`
+              with d as (delete from crawler_hits where brand_id = ${id} and ts < ${rawBefore} returning 1)
+              select count(*)::int as n from d`)
+            total.rollup += count(yield* sql<{ n: number }>`
+              with d as (
+                -- Never a day the brand's 90-day span still holds: moving the span subtracts those days
+                -- (and checks the result against crawler_daily, kept alike).
+                delete from crawler_rollup
+                where brand_id = ${id}
+                  and day < least(${rollupBefore}::date, (select as_of - 89 from crawler_span_state where brand_id = ${id}))
+                returning 1
+              )
+              select count(*)::int as n from d`)
+            total.daily += count(yield* sql<{ n: number }>`
+              with d as (
+                delete from crawler_daily
+                where brand_id = ${id}
+                  and day < least(${rollupBefore}::date, (select as_of - 89 from crawler_span_state where brand_id = ${id}))
+                returning 1
+              )
+              select count(*)::int as n from d`)
+            total.referrals += count(yield* sql<{ n: number }>`
+              with d as (
+                delete from ai_referrals where brand_id = ${id} and ts < ${rollupBefore}::date::timestamp at time zone 'UTC'
+                returning 1
+              )
+              select count(*)::int as n from d`)
+          }
+          return total
+        }).pipe(Effect.orDie)
+    }
+    return repo
+  })
+)

@@ -1,0 +1,115 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Option } from "effect"
+import { BrandsRepo } from "../brands/Repo.js"
+import { loadCatalog, markersFor } from "../catalog/Classifier.js"
+import { Ingestion } from "../ingestion/Ingestion.js"
+import { RateLimiter, rateLimitedResponse, withRateLimitHeaders } from "../platform/RateLimiter.js"
+import { AgentsConfig } from "./Config.js"
+import { publicBaseOf } from "./Http.js"
+
+/**
+ * The JavaScript tag (issue 5, docs/agents.md): GET /tag.js?site_id=<uuid> serves a small script bound
+ * to that site; on each page load whose User-Agent carries a marker of the crawler catalog it posts
+ * {s: site id, u: path and query, h: host, r: referrer} to POST /tag/collect with navigator.sendBeacon
+ * (text/plain: no CORS preflight). The collect endpoint is public (the site id is public anyway),
+ * rate-limited per site, classifies the request's User-Agent header with the same catalog, and
+ * stores an agent's page load through the ingestion path with channel `tag`.
+ */
+
+export const TAG_PATH = "/tag.js"
+export const COLLECT_PATH = "/tag/collect"
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const MAX_COLLECT_BYTES = 8192
+
+/** Lower-case substrings every User-Agent the catalog recognises contains (the classifier's own prefilter). */
+export const tagMarkers = (): ReadonlyArray<string> =>
+  markersFor(loadCatalog().agents.filter((a) => a.robots_only !== true).flatMap((a) => a.patterns))
+
+/** The script for one site; collectUrl is absolute. Kept under 2 KB (a test checks it). */
+export const tagScript = (siteId: string, collectUrl: string, markers: ReadonlyArray<string>) =>
+  `/* AI agent tag: reports page loads of AI agents that run JavaScript. site ${siteId} */\n` +
+  `(function(){try{var n=navigator,a=(n.userAgent||"").toLowerCase(),m=${JSON.stringify(markers.join("|"))}.split("|"),i=0;` +
+  `for(;i<m.length;i++)if(a.indexOf(m[i])>=0)break;if(i==m.length)return;` +
+  `var u=${JSON.stringify(collectUrl)},l=location,d=JSON.stringify({s:${JSON.stringify(siteId)},u:l.pathname+l.search,h:l.host,r:document.referrer});` +
+  `if(n.sendBeacon&&n.sendBeacon(u,d))return;` +
+  `fetch(u,{method:"POST",body:d,keepalive:true,mode:"no-cors",credentials:"omit"})}catch(e){}})();\n`
+
+const CORS = { "access-control-allow-origin": "*" }
+const status = (code: number, error?: string) =>
+  error === undefined
+    ? HttpServerResponse.empty({ status: code, headers: CORS })
+    : HttpServerResponse.unsafeJson({ error }, { status: code, headers: CORS })
+
+const str = (v: unknown, max: number) => (typeof v === "string" ? v.slice(0, max) : "")
+
+export const TagLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const ingestion = yield* Ingestion
+    const brands = yield* BrandsRepo
+    const config = yield* AgentsConfig
+    const limiter = yield* RateLimiter
+    const markers = tagMarkers()
+
+    yield* router.get(
+      TAG_PATH,
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const params = yield* HttpServerRequest.ParsedSearchParams
+        const raw = params["site_id"]
+        const siteId = (typeof raw === "string" ? raw : raw?.[0] ?? "").trim()
+        const js = (body: string, code: number, cache: string) =>
+          HttpServerResponse.text(body, {
+            status: code,
+            contentType: "text/javascript; charset=utf-8",
+            headers: { ...CORS, "cache-control": cache, "x-content-type-options": "nosniff" }
+          })
+        if (!UUID.test(siteId)) return js("/* invalid site_id: must be the brand's site id (a UUID) */\n", 400, "no-store")
+        if (Option.isNone(yield* brands.findBySiteId(siteId.toLowerCase()))) return js("/* unknown site_id */\n", 404, "no-store")
+        const collectUrl = `${publicBaseOf(request, config.publicUrl)}${COLLECT_PATH}`
+        return js(tagScript(siteId.toLowerCase(), collectUrl, markers), 200, "public, max-age=3600")
+      })
+    )
+
+    yield* router.post(
+      COLLECT_PATH,
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const length = Number(request.headers["content-length"] ?? 0)
+        if (length > MAX_COLLECT_BYTES) return status(413, "body too large")
+        const text = yield* Effect.orElseSucceed(request.text, () => "")
+        let body: Record<string, unknown> = {}
+        try {
+          const parsed: unknown = JSON.parse(text)
+          if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>
+        } catch {
+          return status(400, "invalid JSON body")
+        }
+        const siteId = str(body["s"], 64).trim().toLowerCase()
+        if (!UUID.test(siteId)) return status(400, "invalid site_id")
+        // Per site, shared by every server process through Redis when REDIS_URL is set (RateLimiter).
+        const decision = yield* limiter.checkSite(siteId)
+        if (Option.isSome(decision) && !decision.value.allowed) {
+          return HttpServerResponse.setHeaders(rateLimitedResponse(decision.value), CORS)
+        }
+        const forwarded = request.headers["x-forwarded-for"]?.split(",")[0]?.trim()
+        const stored = yield* ingestion.tag({
+          siteId,
+          ua: str(request.headers["user-agent"], 1024),
+          url: str(body["u"], 2048) || "/",
+          host: str(body["h"], 255),
+          referrer: str(body["r"], 1024),
+          clientIp: forwarded === undefined || forwarded === "" ? null : forwarded.slice(0, 64)
+        }).pipe(
+          Effect.map(() => withRateLimitHeaders(status(204), decision)),
+          Effect.catchTags({
+            NotFound: (e) => Effect.succeed(status(404, e.error)),
+            QuotaExceeded: (e) => Effect.succeed(status(429, e.error))
+          })
+        )
+        return stored
+      })
+    )
+  })
+)
+
+export const TagHttpLive: Layer.Layer<never, never, Ingestion | BrandsRepo | AgentsConfig | RateLimiter> = TagLive

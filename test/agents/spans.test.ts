@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test"
+import { Effect } from "effect"
+import { AgentsRepo, AgentsRepoLive, type SpanUpdate, type SweepResult } from "../../src/agents/Repo.js"
+import { bearer, databaseBackends, makeTestApp, type TestApp } from "../helpers/app.js"
+import { postBatch, query, tenant, type Tenant } from "../ingestion/fixtures.js"
+import { expectedPages, HITS, type Hit, NOW, type Params, query as search, toRecord, UA } from "./fixtures.js"
+
+/**
+ * The 7/30/90-day spans (crawler_span, per path and bot) and the per-path spans (crawler_page_span)
+ * stay exactly the totals of their windows (docs/agents.md): when a new day rolls the windows
+ * forward (days leaving subtracted, new days added), over several days or past a whole window,
+ * when deliveries race a roll, and after a sweep. The reference is computed from the raw hits.
+ */
+const DAY = 86_400_000
+const dayAt = (offset: number) => new Date(Date.UTC(2026, 4, 20) + offset * DAY).toISOString().slice(0, 10)
+const TODAY = dayAt(0)
+
+/** Hits on the days where the windows begin and end (6/7, 29/30, 89/90 days ago), every status kind. */
+const EDGES: ReadonlyArray<Hit> = [
+  { daysAgo: 6, minute: 100, ua: UA.gptbot, path: "/docs/a", status: 200 },
+  { daysAgo: 7, minute: 101, ua: UA.gptbot, path: "/docs/a", status: 404 },
+  { daysAgo: 7, minute: 102, ua: UA.claudebot, path: "/edge", status: 200 },
+  { daysAgo: 29, minute: 103, ua: UA.perplexitybot, path: "/edge", status: 500 },
+  { daysAgo: 30, minute: 104, ua: UA.perplexitybot, path: "/edge", status: 200 },
+  { daysAgo: 30, minute: 105, ua: UA.oaiSearch, path: "/docs/a", status: null },
+  { daysAgo: 89, minute: 106, ua: UA.chatgptUser, path: "/far", status: 200 },
+  { daysAgo: 90, minute: 107, ua: UA.chatgptUser, path: "/far", status: 503 },
+  { daysAgo: 90, minute: 108, ua: UA.gptbot, path: "/docs/a", status: 200 }
+]
+
+/** Every unfiltered and bot-filtered list variant the spans answer (plus one exact code, from the rollup). */
+const VARIANTS: ReadonlyArray<Params> = [
+  {},
+  { status: "ok" },
+  { status: "error" },
+  { status: "404" },
+  { sort: "uniques" },
+  { folder: "docs" },
+  { bot: "GPTBot" },
+  { vendor: "OpenAI", status: "error" }
+]
+
+for (const backend of databaseBackends()) {
+  describe(`crawler spans on ${backend}`, () => {
+    let app: TestApp
+    beforeAll(async () => {
+      app = await makeTestApp(backend, { now: NOW })
+    }, 60_000)
+    afterAll(() => app.dispose())
+
+    const repo = <A>(f: (repo: typeof AgentsRepo.Service) => Effect.Effect<A>) =>
+      app.run(Effect.flatMap(AgentsRepo, f).pipe(Effect.provide(AgentsRepoLive)) as Effect.Effect<A>)
+    const ensure = (brandId: number, day: string) => repo<SpanUpdate>((r) => r.ensureSpans(brandId, day))
+    const brandOf = async (t: Tenant) =>
+      (await query<{ id: number }>(app, `select id::int as id from brands where slug = $1`, [t.brandSlug]))[0]!.id
+    const send = async (t: Tenant, hits: ReadonlyArray<Hit>) => {
+      const sent = await postBatch(app, t.key, { site_id: t.siteId, records: hits.map(toRecord) })
+      expect(sent.status).toBe(200)
+      expect(((await sent.json()) as { accepted: number }).accepted).toBe(hits.length)
+    }
+
+    /** Both span tables equal the totals of the windows ending `day`, computed from the raw hits. */
+    const expectExact = async (brandId: number, day: string) => {
+      const state = await query<{ day: string }>(app, `select to_char(as_of, 'YYYY-MM-DD') as day from crawler_span_state where brand_id = $1`, [brandId])
+      expect(state[0]?.day).toBe(day)
+      const window = `from crawler_hits h cross join (values (7), (30), (90)) as w(span)
+        where h.brand_id = $1 and (h.ts at time zone 'UTC')::date between $2::date - (w.span - 1) and $2::date`
+      const ok = "h.status between 200 and 399"
+      const err = "h.status >= 400"
+      const spans = await query(app, `
+        select span::int as span, path, bot, hits, oks, errors, last_seen::text as ls, last_ok::text as lo, last_error::text as le
+        from crawler_span where brand_id = $1 order by span, path collate "C", bot collate "C"`, [brandId])
+      const spansRef = await query(app, `
+        select w.span, h.path, h.bot, count(*)::int as hits, (count(*) filter (where ${ok}))::int as oks,
+               (count(*) filter (where ${err}))::int as errors, max(h.ts)::text as ls, (max(h.ts) filter (where ${ok}))::text as lo,
+               (max(h.ts) filter (where ${err}))::text as le
+        ${window} group by 1, 2, 3 order by span, path collate "C", bot collate "C"`, [brandId, day])
+      expect(spans).toEqual(spansRef)
+      const pages = await query(app, `
+        select span::int as span, path, hits, oks, errors, uniques, ok_uniques as oku, error_uniques as erru,
+               last_seen::text as ls, last_ok::text as lo, last_error::text as le
+        from crawler_page_span where brand_id = $1 order by span, path collate "C"`, [brandId])
+      const pagesRef = await query(app, `
+        select w.span, h.path, count(*)::int as hits, (count(*) filter (where ${ok}))::int as oks,
+               (count(*) filter (where ${err}))::int as errors, count(distinct h.bot)::int as uniques,
+               (count(distinct h.bot) filter (where ${ok}))::int as oku, (count(distinct h.bot) filter (where ${err}))::int as erru,
+               max(h.ts)::text as ls, (max(h.ts) filter (where ${ok}))::text as lo, (max(h.ts) filter (where ${err}))::text as le
+        ${window} group by 1, 2 order by span, path collate "C"`, [brandId, day])
+      expect(pages).toEqual(pagesRef)
+    }
+
+    /** The HTTP lists (today = the fixtures' day) equal the reference answers over `hits`. */
+    const expectLists = async (t: Tenant, hits: ReadonlyArray<Hit>) => {
+      for (const range of ["7d", "30d", "90d"] as const) {
+        for (const variant of VARIANTS) {
+          const params = { ...variant, range, limit: 500 }
+          const response = await app.fetch(`/api/public/v1/brands/${t.brandSlug}/agents/pages${search(params)}`, { headers: bearer(t.key) })
+          expect(response.status).toBe(200)
+          const body = (await response.json()) as { pages: unknown; total: number }
+          const expected = expectedPages(params, hits)
+          expect(body.pages).toEqual(expected)
+          expect(body.total).toBe(expected.length)
+        }
+      }
+    }
+
+    it("a new day rolls the windows forward exactly: the day leaving each window subtracted, the new day added", async () => {
+      const t = await tenant(app, "growth")
+      const b = await brandOf(t)
+      await send(t, [...HITS, ...EDGES])
+      expect(await ensure(b, dayAt(-1))).toBe("rebuilt") // no spans yet
+      await expectExact(b, dayAt(-1))
+      expect(await ensure(b, TODAY)).toBe("rolled")
+      await expectExact(b, TODAY)
+      expect(await ensure(b, TODAY)).toBe("current")
+      await expectLists(t, [...HITS, ...EDGES])
+    })
+
+    it("hits delivered while the spans end yesterday wait for the roll; hits delivered after it count at once, new bots too", async () => {
+      const t = await tenant(app, "growth")
+      const b = await brandOf(t)
+      await send(t, HITS)
+      expect(await ensure(b, dayAt(-1))).toBe("rebuilt")
+      await send(t, EDGES.map((hit) => ({ ...hit, minute: hit.minute + 100 })))
+      // Today's hits are not in windows ending yesterday; the others were added by the ingestion statement.
+      await send(t, [{ daysAgo: 0, minute: 300, ua: UA.perplexitybot, path: "/docs/a", status: 200 }])
+      await expectExact(b, dayAt(-1))
+      expect(await ensure(b, TODAY)).toBe("rolled")
+      await expectExact(b, TODAY)
+      // After the roll: a bot new to a page (uniques), a bot's first error on a page that had only its oks
+      // (error uniques), its first ok on a page with only errors (ok uniques), a brand-new page.
+      const after: ReadonlyArray<Hit> = [
+        { daysAgo: 0, minute: 400, ua: UA.chatgptUser, path: "/docs/a", status: 200 },
+        { daysAgo: 2, minute: 401, ua: UA.gptbot, path: "/robots.txt", status: 500 },
+        { daysAgo: 1, minute: 402, ua: UA.oaiSearch, path: "/docs/b", status: 200 },
+        { daysAgo: 40, minute: 403, ua: UA.claudebot, path: "/brand-new", status: 404 },
+        { daysAgo: 95, minute: 404, ua: UA.claudebot, path: "/too-old", status: 200 }
+      ]
+      await send(t, after)
+      await expectExact(b, TODAY)
+      await expectLists(t, [
+        ...HITS,
+        ...EDGES.map((hit) => ({ ...hit, minute: hit.minute + 100 })),
+        { daysAgo: 0, minute: 300, ua: UA.perplexitybot, path: "/docs/a", status: 200 },
+        ...after
+      ])
+    })
+
+    it("several days at once, a gap longer than a window, a day before the spans' own: each window exact", async () => {
+      const t = await tenant(app, "growth")
+      const b = await brandOf(t)
+      await send(t, [...HITS, ...EDGES])
+      expect(await ensure(b, dayAt(-10))).toBe("rebuilt")
+      await expectExact(b, dayAt(-10))
+      expect(await ensure(b, TODAY)).toBe("rolled") // the 7-day window rebuilt, 30 and 90 rolled ten days
+      await expectExact(b, TODAY)
+      expect(await ensure(b, dayAt(40))).toBe("rolled") // 7 and 30 rebuilt, 90 rolled forty days
+      await expectExact(b, dayAt(40))
+      expect(await ensure(b, dayAt(200))).toBe("rebuilt")
+      await expectExact(b, dayAt(200))
+      expect(await ensure(b, TODAY)).toBe("rebuilt") // back in time
+      await expectExact(b, TODAY)
+      await expectLists(t, [...HITS, ...EDGES])
+    })
+
+    it("deliveries racing a roll are counted exactly once, whichever locks the state row first", async () => {
+      const t = await tenant(app, "growth")
+      const b = await brandOf(t)
+      await send(t, HITS)
+      const all: Array<Hit> = [...HITS]
+      for (let round = 0; round < 3; round++) {
+        expect(await ensure(b, dayAt(-1))).toBe("rebuilt") // back to windows ending yesterday
+        const batches = Array.from({ length: 6 }, (_, i) =>
+          [...EDGES, { daysAgo: 0, minute: 0, ua: UA.gptbot, path: "/race", status: 200 }, { daysAgo: 1, minute: 0, ua: UA.claudebot, path: "/race", status: 404 }]
+            .map((hit, j) => ({ ...hit, minute: 100 + round * 200 + i * 25 + j }))
+        )
+        const [update] = await Promise.all([ensure(b, TODAY), ...batches.map((batch) => send(t, batch))])
+        expect(update).toBe("rolled")
+        all.push(...batches.flat())
+        await expectExact(b, TODAY)
+      }
+      await expectLists(t, all)
+    })
+
+    it("a sweep keeps the rollup days the 90-day window still holds, so the next roll subtracts them", async () => {
+      const t = await tenant(app, "growth")
+      const b = await brandOf(t)
+      await send(t, [...HITS, ...EDGES])
+      expect(await ensure(b, dayAt(-1))).toBe("rebuilt")
+      // Rollup rows of every day before today would go (raw hits stay: the reference reads them).
+      const swept = await repo<SweepResult>((r) => r.sweep(new Date(Date.UTC(2000, 0, 1)), TODAY))
+      expect(swept.rollup).toBeGreaterThan(0) // the 95-day-old hit's row, before the window's first day
+      const days = await query<{ day: string }>(app, `
+        select distinct to_char(day, 'YYYY-MM-DD') as day from crawler_rollup where brand_id = $1 order by 1`, [b])
+      expect(days[0]!.day).toBe(dayAt(-90)) // the first day of the 90 days ending yesterday
+      expect(await ensure(b, TODAY)).toBe("rolled")
+      await expectExact(b, TODAY)
+    })
+  })
+}

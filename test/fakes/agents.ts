@@ -1,0 +1,98 @@
+import { Effect, Layer } from "effect"
+import { AgentsRepo, type CrawlerFilter, folderPrefix, type PageRow, type PagesQuery } from "../../src/agents/Repo.js"
+import type { FakeHitsStore } from "./ingestion.js"
+
+/**
+ * In-memory AgentsRepo over the fake ingestion store: the same contract as the SQL one, computed
+ * from the stored hits on every call (the fake needs no rollups; the SQL tests check those).
+ */
+export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
+  const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+  const matches = (hit: FakeHitsStore["hits"][number], filter: CrawlerFilter) =>
+    (filter.bot === null || hit.bot === filter.bot) && (filter.vendor === null || hit.vendor === filter.vendor) &&
+    (filter.kind === null || hit.kind === filter.kind)
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+  const pageRows = (accountId: number, brandId: number, query: PagesQuery): Array<PageRow> => {
+    const byPath = new Map<string, { hits: number; errors: number; bots: Set<string>; last: number }>()
+    const prefix = query.folder === null ? undefined : folderPrefix(query.folder)
+    for (const hit of store.hits) {
+      if (hit.accountId !== accountId || hit.brandId !== brandId || !matches(hit, query.filter)) continue
+      const day = dayOf(hit.ts)
+      if (day < query.from || day > query.to) continue
+      if (prefix === null && hit.path.slice(1).includes("/")) continue
+      if (typeof prefix === "string" && !hit.path.startsWith(prefix)) continue
+      if (query.q !== null && !hit.path.toLowerCase().includes(query.q.toLowerCase())) continue
+      const s = hit.status
+      if (query.status !== null) {
+        if (s === null) continue
+        if (query.status._tag === "ok" && !(s >= 200 && s <= 399)) continue
+        if (query.status._tag === "error" && s < 400) continue
+        if (query.status._tag === "code" && s !== query.status.code) continue
+      }
+      const row = byPath.get(hit.path) ?? { hits: 0, errors: 0, bots: new Set<string>(), last: 0 }
+      row.hits++
+      if (s !== null && s >= 400) row.errors++
+      row.bots.add(hit.bot)
+      row.last = Math.max(row.last, hit.ts)
+      byPath.set(hit.path, row)
+    }
+    const rows = [...byPath].map(([path, r]) => ({
+      path,
+      hits: r.hits,
+      errors: r.errors,
+      uniques: r.bots.size,
+      bots: [...r.bots].sort(cmp),
+      last_seen: new Date(r.last)
+    }))
+    const sign = query.dir === "asc" ? 1 : -1
+    return rows.sort((a, b) =>
+      query.sort === "path" ? sign * cmp(a.path, b.path) : sign * (a[query.sort] - b[query.sort]) || cmp(a.path, b.path)
+    )
+  }
+
+  return Layer.succeed(AgentsRepo, {
+    daily: (accountId, brandId, from, to, filter) =>
+      Effect.sync(() => {
+        const out = new Map<string, { day: string; bot: string; vendor: string; kind: string; status: number | null; hits: number }>()
+        for (const hit of store.hits) {
+          if (hit.accountId !== accountId || hit.brandId !== brandId || !matches(hit, filter)) continue
+          const day = dayOf(hit.ts)
+          if (day < from || day > to) continue
+          const key = `${day}|${hit.bot}|${hit.status}`
+          const row = out.get(key) ?? { day, bot: hit.bot, vendor: hit.vendor, kind: hit.kind, status: hit.status, hits: 0 }
+          row.hits++
+          out.set(key, row)
+        }
+        return [...out.values()]
+      }),
+    pages: (accountId, brandId, query) =>
+      Effect.sync(() => {
+        const rows = pageRows(accountId, brandId, query)
+        return { rows: rows.slice(query.offset, query.offset + query.limit), total: rows.length }
+      }),
+    referrals: (accountId, brandId, from, to) =>
+      Effect.sync(() => {
+        const out = new Map<string, { day: string; engine: string; path: string; referrals: number }>()
+        for (const r of store.referrals) {
+          if (r.accountId !== accountId || r.brandId !== brandId) continue
+          const day = dayOf(r.ts)
+          if (day < from || day > to) continue
+          const key = `${day}|${r.engine}|${r.path}`
+          const row = out.get(key) ?? { day, engine: r.engine, path: r.path, referrals: 0 }
+          row.referrals++
+          out.set(key, row)
+        }
+        return [...out.values()]
+      }),
+    firstRollupDay: (accountId, brandId) =>
+      Effect.sync(() => {
+        const days = store.hits.filter((h) => h.accountId === accountId && h.brandId === brandId).map((h) => dayOf(h.ts)).sort()
+        return days[0] ?? null
+      }),
+    ensureSpans: () => Effect.succeed("current" as const),
+    staleSpans: () => Effect.succeed([]),
+    // The fake keeps only raw hits (they stand in for the rollup): nothing is swept.
+    sweep: () => Effect.succeed({ hits: 0, rollup: 0, daily: 0, referrals: 0 })
+  })
+}
