@@ -1,0 +1,125 @@
+/**
+ * Shared by the issue 9 benches (bench/load.ts, fault.ts, fuzz.ts, bodies.ts): a server process
+ * on a fresh database, an account on the growth plan with brands and a key, drain bodies, and
+ * the server's peak RSS. Loopback only; every run is bounded in time and count.
+ */
+import { spawn, type Subprocess } from "bun"
+import postgres from "postgres"
+
+export const GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
+export const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"
+
+/** A fresh database on the server of `adminUrl`; returns its URL and a drop function. */
+export const freshDatabase = async (adminUrl: string, prefix: string) => {
+  const name = `${prefix}_${Date.now().toString(36)}`
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`create database ${name}`)
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => undefined)
+      await admin.end()
+    }
+  }
+}
+
+export interface Server {
+  readonly base: string
+  readonly proc: Subprocess
+  readonly stop: () => Promise<number>
+}
+
+/** `bun run src/main.ts` with these settings (rate limits far above the load unless given). */
+export const startServer = async (env: Record<string, string>, port: number, core?: number): Promise<Server> => {
+  const argv = ["bun", "run", "src/main.ts"]
+  const proc = spawn(core === undefined || Bun.which("taskset") === null ? argv : ["taskset", "-c", String(core), ...argv], {
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      RATE_LIMIT_API_KEY: "1000000000/1",
+      RATE_LIMIT_API_IP: "1000000000/1",
+      RATE_LIMIT_AUTH_IP: "1000/1",
+      LOG_REQUESTS: "false",
+      ...env
+    },
+    stdout: "ignore",
+    stderr: "inherit"
+  })
+  const base = `http://127.0.0.1:${port}`
+  for (let i = 0; i < 600; i++) {
+    if (proc.exitCode !== null) throw new Error(`server exited ${proc.exitCode}`)
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) return { base, proc, stop: async () => (proc.kill("SIGTERM"), await proc.exited) }
+    } catch {
+      // not up yet
+    }
+    await Bun.sleep(100)
+  }
+  throw new Error("server did not come up")
+}
+
+const json = { "content-type": "application/json" }
+
+/** An account on the growth plan with `brands` brands and a key, through the API (plan set in SQL). */
+export const seedAccount = async (base: string, databaseUrl: string, brands: number) => {
+  const email = `bench-${Date.now().toString(36)}@example.com`
+  const signup = await fetch(`${base}/api/v1/auth/signup`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ email, password: "bench-password", account_name: "Bench" })
+  })
+  if (signup.status !== 201) throw new Error(`signup ${signup.status}`)
+  const cookie = signup.headers.get("set-cookie")!.split(";")[0]!
+  const db = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+  await db`update accounts set plan_id = 'enterprise' where id = (select account_id from users where email = ${email})`
+  await db.end()
+  const sites: Array<{ slug: string; siteId: string }> = []
+  for (let i = 0; i < brands; i++) {
+    const slug = `brand-${i}`
+    const r = await fetch(`${base}/api/v1/me/brands`, {
+      method: "POST",
+      headers: { ...json, cookie },
+      body: JSON.stringify({ brand_slug: slug, brand_name: slug, domain: `${slug}.example`, vertical: "saas" })
+    })
+    if (r.status !== 201) throw new Error(`brand ${r.status}: ${await r.text()}`)
+    sites.push({ slug, siteId: ((await r.json()) as { site_id: string }).site_id })
+  }
+  const k = await fetch(`${base}/api/v1/me/api-keys`, { method: "POST", headers: { ...json, cookie }, body: JSON.stringify({ name: "bench" }) })
+  const { key } = (await k.json()) as { key: string }
+  return { key, sites, cookie }
+}
+
+/** NDJSON drain delivery: `hits` GPTBot requests with unique ids and paths `/<tag>/<i>`, plus `humans` browser ones. */
+export const drainBody = (tag: string, hits: number, humans = 0, at = Date.now()) => {
+  const lines: Array<string> = []
+  for (let i = 0; i < hits + humans; i++) {
+    lines.push(JSON.stringify({
+      id: `${tag}-${i}`,
+      source: "lambda",
+      timestamp: at,
+      proxy: {
+        timestamp: at,
+        method: "GET",
+        host: "acme.example",
+        path: `/${tag}/${i}`,
+        userAgent: [i < hits ? GPTBOT : CHROME],
+        statusCode: 200,
+        clientIp: "198.51.100.7"
+      }
+    }))
+  }
+  return lines.join("\n")
+}
+
+/** Peak resident set of a process so far (VmHWM), in MiB. */
+export const peakRssMiB = async (pid: number) => {
+  const status = await Bun.file(`/proc/${pid}/status`).text()
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) / 1024
+}
+
+export const percentile = (sorted: ArrayLike<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+
+export const loadAverage = async () => (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")
