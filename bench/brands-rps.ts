@@ -38,7 +38,16 @@ const waitFor = async (target: string) => {
 }
 
 const ours = spawn(pin(0, ["bun", "run", "src/main.ts"]), {
-  env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "18181", HOST: "127.0.0.1" },
+  // Rate limits on (the limiter runs on every request) but far above what wrk can send; request log on.
+  env: {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: "18181",
+    HOST: "127.0.0.1",
+    RATE_LIMIT_API_KEY: "1000000000/1",
+    RATE_LIMIT_API_IP: "1000000000/1",
+    RATE_LIMIT_AUTH_IP: "1000/1"
+  },
   stdout: "ignore",
   stderr: "inherit"
 })

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpRouter } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Layer } from "effect"
 import { Accounts, AccountsLive } from "./accounts/Accounts.js"
@@ -8,7 +8,12 @@ import { KeyHashing, KeyHashingLive } from "./accounts/KeyHashing.js"
 import { ApiKeysRepo, ApiKeysRepoLive } from "./accounts/KeysRepo.js"
 import { PasswordHasher, PasswordHasherLive } from "./accounts/Passwords.js"
 import { AccountsRepo, AccountsRepoLive } from "./accounts/Repo.js"
+import { Agents, AgentsServiceLive } from "./agents/Agents.js"
+import { AgentsConfig, AgentsConfigLive } from "./agents/Config.js"
 import { AgentsLive } from "./agents/Http.js"
+import { AgentsRepo, AgentsRepoLive } from "./agents/Repo.js"
+import { RetentionLive } from "./agents/Retention.js"
+import { TagLive } from "./agents/Tag.js"
 import { ServerApi } from "./api.js"
 import { Brands, BrandsLive } from "./brands/Brands.js"
 import { BrandsHttpLive, DashboardBrandsHttpLive } from "./brands/Http.js"
@@ -24,6 +29,8 @@ import { Spool, SpoolLive } from "./ingestion/Spool.js"
 import { AppConfig } from "./platform/Config.js"
 import type { Database } from "./platform/Sql.js"
 import { edgeMiddleware } from "./platform/Edge.js"
+import { HardeningLive, Lifecycle, LifecycleLive } from "./platform/Hardening.js"
+import { RateLimiter, RateLimiterLive } from "./platform/RateLimiter.js"
 import { SystemHttpLive } from "./platform/SystemHttp.js"
 import { CitationsLive, IndustryLive, VisibilityLive } from "./visibility/Http.js"
 import { WebLive } from "./web/Http.js"
@@ -32,6 +39,8 @@ import { Analysis, AnalysisLive } from "./visibility/Analysis.js"
 import { Observations, ObservationsLive } from "./visibility/Observations.js"
 import { ObservationsHttpLive } from "./visibility/ObservationsHttp.js"
 import { ObservationsRepo, ObservationsRepoLive } from "./visibility/ObservationsRepo.js"
+import { Visibility, VisibilityConfig, VisibilityConfigLive, VisibilityLive as VisibilityServiceLive } from "./visibility/Visibility.js"
+import { VisibilityRepo, VisibilityRepoLive } from "./visibility/VisibilityRepo.js"
 
 /**
  * The whole wiring, in one place. Infrastructure (config, database) comes from outside,
@@ -39,17 +48,21 @@ import { ObservationsRepo, ObservationsRepoLive } from "./visibility/Observation
  */
 
 /** One repository per aggregate; Live ones talk SQL, tests may pass in-memory fakes instead. */
-export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo | ObservationsRepo | HitsRepo | Quota
+export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo | ObservationsRepo | HitsRepo | Quota | VisibilityRepo
+  | AgentsRepo
 export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
   AccountsRepoLive,
   ApiKeysRepoLive,
   BrandsRepoLive,
   ObservationsRepoLive,
+  VisibilityRepoLive,
   HitsRepoLive,
-  QuotaLive
+  QuotaLive,
+  AgentsRepoLive
 )
 
 export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
+  | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle
 export type Infrastructure = AppConfig | Database
 
 /** Domain services over the repositories. */
@@ -58,6 +71,10 @@ export const makeServices = <E, R>(options: {
   readonly passwords?: Layer.Layer<PasswordHasher>
   /** Ingestion limits and spool directory; default from the environment (IngestConfigLive). */
   readonly ingestConfig?: Layer.Layer<IngestConfig, never, AppConfig>
+  /** Visibility reads (the fan-out group cap); default from the environment (VisibilityConfigLive). */
+  readonly visibilityConfig?: Layer.Layer<VisibilityConfig>
+  /** Agent analytics (retention, the tag); default from the environment (AgentsConfigLive). */
+  readonly agentsConfig?: Layer.Layer<AgentsConfig>
 }) => {
   const base = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive)
   // Observations (answer observations in) builds on Brands and the Analysis service.
@@ -66,7 +83,24 @@ export const makeServices = <E, R>(options: {
     Layer.provideMerge(base),
     Layer.provideMerge(options.repositories)
   )
-  return ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(Layer.provideMerge(core))
+  // The visibility reads (issue 7) over their repository, the brands and observations repositories.
+  const visibility = VisibilityServiceLive.pipe(
+    Layer.provideMerge(options.visibilityConfig ?? VisibilityConfigLive),
+    Layer.provide(options.repositories)
+  )
+  // Agent analytics (issue 5): the reads over the rollups, and the retention fiber.
+  const agents = RetentionLive.pipe(
+    Layer.provideMerge(AgentsServiceLive),
+    Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
+    Layer.provide(core)
+  )
+  return ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(
+    Layer.provideMerge(core),
+    Layer.provideMerge(visibility),
+    Layer.provideMerge(agents),
+    // Rate limits (in process, or Redis with REDIS_URL) and the in-flight count of graceful shutdown (issue 9).
+    Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive))
+  )
 }
 
 /**
@@ -108,6 +142,13 @@ export const ApiLive = Layer.mergeAll(
   HttpGroupsLive,
   // The web application, the API reference and the MCP server at /mcp, on the same router (issue 8).
   Layer.mergeAll(WebLive, McpLive).pipe(Layer.provide(HttpGroupsLive)),
+  // GET /tag.js and POST /tag/collect, outside the authenticated APIs (issue 5).
+  TagLive,
   HttpApiBuilder.middleware(edgeMiddleware),
+  // Request ids, rate limits, security headers, request log and metrics; GET /metrics, /readyz (issue 9).
+  HardeningLive,
+  // Path parameters up to 1,000 characters (the router's default is 100): a competitor {name} may
+  // have 200 (docs/decisions.md); longer values reach the schema, which answers 400 naming it.
+  HttpRouter.setRouterConfig({ maxParamLength: 1000 }),
   Layer.setTracerEnabled(false)
 )

@@ -1,17 +1,25 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { BunHttpServer, BunRuntime } from "@effect/platform-bun"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import { ApiLive, makeServices, RepositoriesLive } from "./layers.js"
-import { AppConfig, AppConfigLive } from "./platform/Config.js"
+import { AppConfig, AppConfigLive, configSummary } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
+import { GracefulShutdownLive } from "./platform/Shutdown.js"
 import { DemoOnStartLive } from "./visibility/DemoOnStart.js"
 import { ScannerLive } from "./visibility/Scanner.js"
 
 /** The HTTP server: config, database (migrated at start), services, the API, Bun. */
 const ServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
-    HttpApiBuilder.serve().pipe(
-      Layer.provide(ApiLive),
+    // Built after the server, so at SIGTERM it runs first: stop accepting, finish in-flight requests,
+    // flush the drain spool and the last-used writes; then the server, services and pool close (issue 9).
+    GracefulShutdownLive.pipe(
+      Layer.provide(
+        HttpApiBuilder.serve().pipe(
+          Layer.provide(ApiLive),
+          Layer.tap(() => Effect.logInfo(`listening on http://${config.host}:${config.port}`))
+        )
+      ),
       // Before listening: the demo workspace when DEMO=1, then the scanner fiber (issue 6).
       Layer.provide(ScannerLive),
       Layer.provide(DemoOnStartLive),
@@ -19,10 +27,12 @@ const ServerLive = Layer.unwrapEffect(
       Layer.provide(
         BunHttpServer.layer({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes })
       ),
-      Layer.tap(() => Effect.logInfo(`listening on http://${config.host}:${config.port}`))
+      // The effective settings, secrets redacted.
+      Layer.tap(() => Effect.logInfo("configuration").pipe(Effect.annotateLogs(configSummary(config))))
     ))
 ).pipe(Layer.provide(MigratedSqlLive), Layer.provide(AppConfigLive))
 
 if (import.meta.main) {
-  BunRuntime.runMain(Layer.launch(ServerLive))
+  // Every log line is one JSON object on stdout (the request lines too: src/platform/Hardening.ts).
+  BunRuntime.runMain(Layer.launch(ServerLive).pipe(Effect.provide(Logger.json)), { disablePrettyLogger: true })
 }

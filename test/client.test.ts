@@ -2,7 +2,7 @@ import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Effect, Either, Layer } from "effect"
 import { PublicApi } from "../src/api.js"
-import { NotFound, NotImplemented, Unauthorized } from "../src/platform/HttpErrors.js"
+import { NotFound, Unauthorized } from "../src/platform/HttpErrors.js"
 import { createBrand, createKey, makeTestApp, signup, type TestApp } from "./helpers/app.js"
 
 /** The typed client derived from the same HttpApi definition, against the in-process server. */
@@ -51,8 +51,12 @@ describe("typed client (HttpApiClient of PublicApi)", () => {
   it("decodes error statuses back into their tagged errors", async () => {
     const missing = await withClient(key, (client) => Effect.either(client.brands.get({ path: { slug: "nope" } })))
     expect(Either.isLeft(missing) && missing.left).toBeInstanceOf(NotFound)
-    const pending = await withClient(key, (client) => Effect.either(client.citations.citations({ urlParams: {} })))
-    expect(Either.isLeft(pending) && pending.left).toBeInstanceOf(NotImplemented)
+    // The visibility reads (issue 7) answer typed values, and 404 as NotFound.
+    const citations = await withClient(key, (client) => client.citations.citations({ urlParams: {} }))
+    expect(citations).toEqual({ domains: [], total_citations: 0, range: "30d" })
+    const competitor = await withClient(key, (client) =>
+      Effect.either(client.industry.competitorPrompts({ path: { name: "nobody" }, urlParams: {} })))
+    expect(Either.isLeft(competitor) && competitor.left).toBeInstanceOf(NotFound)
     const denied = await withClient("aivkey_wrong", (client) => Effect.either(client.brands.list()))
     expect(Either.isLeft(denied) && denied.left).toBeInstanceOf(Unauthorized)
     expect(Either.isLeft(denied) && (denied.left as Unauthorized).error).toBe("invalid API key")

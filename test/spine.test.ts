@@ -111,32 +111,21 @@ for (const backend of backends) {
       })
     })
 
-    describe("endpoints of later issues answer 501, after authentication and validation", () => {
+    describe("agent analytics and ingestion answer after authentication and validation", () => {
+      // Agent analytics (issue 5): real answers; their figures are tested in test/agents.
       const paths = [
-        "/api/public/v1/brands/acme/snapshots",
-        "/api/public/v1/brands/acme/mentions",
-        "/api/public/v1/brands/acme/prompts",
         "/api/public/v1/brands/acme/agents",
         "/api/public/v1/brands/acme/agents/pages",
         "/api/public/v1/brands/acme/search-performance",
-        "/api/public/v1/brands/acme/attribution",
-        "/api/public/v1/portfolio",
-        "/api/public/v1/citations",
-        "/api/public/v1/citations/fanouts",
-        "/api/public/v1/model",
-        "/api/public/v1/topics",
-        "/api/public/v1/industry/metrics",
-        "/api/public/v1/industry/competitors/rival/citations",
-        "/api/public/v1/industry/competitors/rival/prompts",
-        "/api/public/v1/industry/gap",
-        "/api/public/v1/industry/ranking"
+        "/api/public/v1/brands/acme/attribution"
       ]
       for (const path of paths) {
         it(`GET ${path}`, async () => {
           const response = await get(path)
-          expect(response.status).toBe(501)
-          expect(await response.text()).toBe(`{"error":"not implemented"}`)
+          expect(response.status).toBe(200)
+          expect(response.headers.get("content-type")).toStartWith("application/json")
           expect((await get(path, {})).status).toBe(401)
+          expect((await get(path.replace("/acme/", "/nope/"))).status).toBe(404)
         })
       }
       // Ingestion is built (issue 4, test/ingestion): on the free plan both endpoints answer 403.
@@ -161,6 +150,41 @@ for (const backend of backends) {
         expect(response.status).toBe(400)
         expect(await response.text()).toBe(`{"error":"invalid range: must be one of 7d, 30d, 90d"}`)
       })
+    })
+
+    // The visibility reads (issue 7): real answers; their figures are tested on the database back ends
+    // in test/visibility/reads.test.ts (the fake back end holds no rollups: its aggregates are empty).
+    describe("visibility reads answer 200 JSON after authentication, 404 for an unknown competitor", () => {
+      const paths = [
+        "/api/public/v1/brands/acme/snapshots",
+        "/api/public/v1/brands/acme/mentions",
+        "/api/public/v1/brands/acme/prompts",
+        "/api/public/v1/portfolio",
+        "/api/public/v1/citations",
+        "/api/public/v1/citations/fanouts",
+        "/api/public/v1/model",
+        "/api/public/v1/topics",
+        "/api/public/v1/industry/metrics",
+        "/api/public/v1/industry/gap",
+        "/api/public/v1/industry/ranking"
+      ]
+      for (const path of paths) {
+        it(`GET ${path}`, async () => {
+          const response = await get(path)
+          expect(response.status).toBe(200)
+          expect(response.headers.get("content-type")).toContain("application/json")
+          expect(typeof (await json(response))).toBe("object")
+          expect((await get(path, {})).status).toBe(401)
+        })
+      }
+      for (const path of ["/api/public/v1/industry/competitors/rival/citations", "/api/public/v1/industry/competitors/rival/prompts"]) {
+        it(`GET ${path} (no such competitor)`, async () => {
+          const response = await get(path)
+          expect(response.status).toBe(404)
+          expect(await response.text()).toBe(`{"error":"competitor not found"}`)
+          expect((await get(path, {})).status).toBe(401)
+        })
+      }
     })
 
     describe("unknown routes and malformed bodies", () => {

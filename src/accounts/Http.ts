@@ -4,6 +4,7 @@ import { ServerApi } from "../api.js"
 import { Accounts } from "./Accounts.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { BearerAuth, CurrentUser, SESSION_COOKIE, SessionAuth } from "./Api.js"
+import { noteAccount } from "../platform/Hardening.js"
 import { ForwardedAccount } from "./Forwarded.js"
 
 /** The bearer check reads the raw header: HttpApiSecurity.bearer cannot tell "missing" from "Basic x". */
@@ -16,14 +17,20 @@ export const BearerAuthLive = Layer.effect(
           // A dashboard twin's in-process request carries the session's account (never set from outside).
           Option.isSome(forwarded)
             ? Effect.succeed(forwarded.value)
-            : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => keys.authenticate(request.headers["authorization"])))
+            : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => keys.authenticate(request.headers["authorization"])).pipe(
+              // The request log line names the account (src/platform/Hardening.ts).
+              Effect.tap((account) => noteAccount(account.accountId))
+            ))
     }))
 )
 
 export const SessionAuthLive = Layer.effect(
   SessionAuth,
   Effect.map(Accounts, (accounts) =>
-    SessionAuth.of({ session: (token) => accounts.authenticateSession(Redacted.value(token)) }))
+    SessionAuth.of({
+      session: (token) =>
+        accounts.authenticateSession(Redacted.value(token)).pipe(Effect.tap((user) => noteAccount(user.accountId)))
+    }))
 )
 
 /** Secure only when the request came over TLS (directly or through a proxy), so plain-http localhost works. */

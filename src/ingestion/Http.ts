@@ -3,6 +3,7 @@ import { Chunk, Effect, Layer, Stream } from "effect"
 import { CurrentAccount } from "../accounts/Api.js"
 import { ServerApi } from "../api.js"
 import { PayloadTooLarge } from "../platform/HttpErrors.js"
+import { metrics } from "../platform/Metrics.js"
 import { BatchBodyLimit, DrainVerify } from "./Api.js"
 import { IngestConfig } from "./Config.js"
 import { Ingestion } from "./Ingestion.js"
@@ -80,13 +81,17 @@ export const IngestionLive = HttpApiBuilder.group(ServerApi, "ingestion", (handl
     const config = yield* IngestConfig
     return handlers
       .handle("ingest", ({ payload }) =>
-        Effect.flatMap(CurrentAccount, ({ accountId }) => ingestion.batch(accountId, payload)))
+        Effect.flatMap(CurrentAccount, ({ accountId }) => ingestion.batch(accountId, payload)).pipe(
+          Effect.tap((result) => metrics.observeIngest("batch", { ...result, scanned: payload.records.length, skipped: payload.records.length - result.accepted }))
+        ))
       .handleRaw("drain", ({ headers, request, urlParams }) =>
         Effect.gen(function*() {
           const { accountId } = yield* CurrentAccount
           const siteId = first(urlParams.site_id) ?? headers["x-service-site"]
           // Spec 4.2: 400 missing site_id comes before the body is read.
           const body = siteId === undefined || siteId.trim() === "" ? null : yield* readBody(request, config.maxBodyBytes)
-          return yield* ingestion.drain({ accountId, siteId, signature: headers["x-drain-signature"], body })
+          const result = yield* ingestion.drain({ accountId, siteId, signature: headers["x-drain-signature"], body })
+          metrics.observeIngest("drain", result)
+          return result
         }))
   })).pipe(Layer.provide([DrainVerifyLive, BatchBodyLimitLive]))

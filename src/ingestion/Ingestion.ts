@@ -4,24 +4,26 @@ import { createHmac, timingSafeEqual } from "node:crypto"
 import { type Plan, monthStart } from "../accounts/Plans.js"
 import { AccountsRepo } from "../accounts/Repo.js"
 import { Brands } from "../brands/Brands.js"
-import type { SiteBrand } from "../brands/Repo.js"
+import { BrandsRepo, type SiteBrand } from "../brands/Repo.js"
 import { Classifier } from "../catalog/Classifier.js"
 import {
   badRequest,
   type BadRequest,
   forbidden,
   type Forbidden,
+  notFound,
   type NotFound,
   PayloadTooLarge,
   QuotaExceeded
 } from "../platform/HttpErrors.js"
+import { metrics } from "../platform/Metrics.js"
 import { now } from "../platform/Time.js"
 import { MAX_BATCH_RECORDS } from "./Api.js"
 import { IngestConfig } from "./Config.js"
 import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
 import { type HitRow, HitsRepo, type ReferralRow } from "./HitsRepo.js"
 import { Quota } from "./Quota.js"
-import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine } from "./Records.js"
+import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
 import { Spool, type SpooledDelivery } from "./Spool.js"
 
 /**
@@ -67,6 +69,22 @@ export interface IngestionShape {
   readonly drain: (input: DrainInput) => Effect.Effect<DrainResult, BadRequest | Forbidden | NotFound | QuotaExceeded>
   /** Stores a spooled delivery like a live one; dies with the SqlError while the database is still down. */
   readonly replay: (delivery: SpooledDelivery) => Effect.Effect<ReplayOutcome>
+  /**
+   * One page load reported by the JavaScript tag (issue 5, docs/agents.md): classified by the same
+   * catalog and, when it is an AI agent's, stored with channel `tag` under the monthly cap.
+   * Returns the hits stored (0 or 1); an unknown site is NotFound.
+   */
+  readonly tag: (input: TagInput) => Effect.Effect<number, NotFound | QuotaExceeded>
+}
+
+export interface TagInput {
+  readonly siteId: string
+  readonly ua: string
+  /** The page's path and query ("/a?b"). */
+  readonly url: string
+  readonly host: string
+  readonly referrer: string
+  readonly clientIp: string | null
 }
 
 export class Ingestion extends Context.Tag("Ingestion")<Ingestion, IngestionShape>() {}
@@ -77,6 +95,7 @@ const PLAN_DRAIN = forbidden("plan not entitled to log-drain ingestion: Growth p
 const SIGNATURE_MISSING = forbidden("missing x-drain-signature")
 const SIGNATURE_MISMATCH = forbidden("x-drain-signature mismatch")
 const MISSING_SITE = badRequest("missing site_id")
+const UNKNOWN_SITE = notFound("unknown site_id")
 const BAD_CHANNEL = badRequest(`invalid channel: must be one of ${BATCH_CHANNELS.join(", ")}`)
 const TOO_MANY = new PayloadTooLarge({ error: `too many records: at most ${MAX_BATCH_RECORDS} per batch` })
 
@@ -120,6 +139,7 @@ export const IngestionServiceLive = Layer.effect(
     const decoder = yield* DrainDecoder
     const { classify } = yield* Classifier
     const config = yield* IngestConfig
+    const brandsRepo = yield* BrandsRepo
 
     /** What the drain reports while the database is unreachable: the last figures it gave this account. */
     const lastKnown = new Map<number, { used: number; cap: number }>()
@@ -266,7 +286,39 @@ export const IngestionServiceLive = Layer.effect(
         Effect.catchAll((error) => Effect.succeed<ReplayOutcome>({ _tag: "Dropped", reason: error.error }))
       )
 
-    return { batch, drain, replay }
+    const tag: IngestionShape["tag"] = (input) =>
+      Effect.gen(function*() {
+        const found = yield* brandsRepo.findBySiteId(input.siteId)
+        if (found._tag === "None") return yield* Effect.fail(UNKNOWN_SITE)
+        const brand = found.value
+        const agent = input.ua === "" ? null : classify(input.ua)
+        if (agent === null) return 0
+        const receivedAt = (yield* now).getTime()
+        const { path, query } = splitPath(input.url)
+        const hit: HitRow = {
+          recordId: null,
+          key: `tag:${crypto.randomUUID()}`,
+          ts: receivedAt,
+          method: "GET",
+          host: input.host.toLowerCase().slice(0, 255),
+          path,
+          query,
+          ua: input.ua.slice(0, 1024),
+          referrer: input.referrer.slice(0, 1024),
+          // The tag runs in the loaded page: it cannot see the HTTP status.
+          status: null,
+          clientIp: input.clientIp,
+          country: null,
+          bot: agent.bot,
+          vendor: agent.vendor,
+          kind: agent.kind
+        }
+        const plan = yield* accounts.planOf(brand.accountId)
+        const result = yield* store({ brand, plan, channel: "tag", receivedAt, hits: [hit], referrals: [] })
+        return result.accepted
+      })
+
+    return { batch, drain, replay, tag }
   })
 )
 
@@ -295,6 +347,7 @@ export const SpoolReplayLive = Layer.scopedDiscard(
         const exit = yield* Effect.exit(ingestion.replay(delivery))
         if (Exit.isSuccess(exit)) {
           delay = config.spoolRetryMinMs
+          if (exit.value._tag === "Stored") metrics.observeIngest("replay", exit.value.result)
           if (exit.value._tag === "Dropped") {
             yield* Effect.logWarning(`spool: delivery ${delivery.id} dropped on replay: ${exit.value.reason}`)
           }

@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 
 /** Settings read once from the environment; every service asks this tag, never process.env. */
 export interface AppConfigShape {
@@ -13,7 +13,79 @@ export interface AppConfigShape {
   readonly sessionDays: number
   /** How often pending API-key last-used times are written back. */
   readonly lastUsedFlushSeconds: number
+  /** Operations (issue 9, docs/operations.md): rate limits, Redis, proxies, shutdown, logs, readiness. */
+  readonly rateLimits: RateLimitRules
+  /** Redis shared by every server process for the rate limits; None: each process counts alone. */
+  readonly redisUrl: Option.Option<Redacted.Redacted>
+  /** Prefix of every Redis key this service writes. */
+  readonly redisPrefix: string
+  /** Take the client IP from the last X-Forwarded-For entry (behind one trusted proxy). */
+  readonly trustProxy: boolean
+  /** SIGTERM: how long in-flight requests and the spool flush may take before the process exits. */
+  readonly shutdownGraceMs: number
+  /** One JSON line per request on stdout. */
+  readonly logRequests: boolean
+  /** /readyz answers 503 when more spool files than this wait. */
+  readonly readySpoolMax: number
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  readonly metricsToken: Option.Option<Redacted.Redacted>
 }
+
+/** A token bucket: `limit` requests, refilled evenly over `windowSeconds`. limit 0 = no limit. */
+export interface RateLimitRule {
+  readonly limit: number
+  readonly windowSeconds: number
+}
+
+export interface RateLimitRules {
+  /** Public surface (/api/public/v1, /mcp) per API key. */
+  readonly apiKey: RateLimitRule
+  /** Public surface per client IP. */
+  readonly apiIp: RateLimitRule
+  /** The JavaScript tag's collect endpoint per site. */
+  readonly collectSite: RateLimitRule
+  /** Login and signup per email address. */
+  readonly authEmail: RateLimitRule
+  /** Login and signup per client IP. */
+  readonly authIp: RateLimitRule
+}
+
+/** "600/60" = 600 requests per 60 seconds; "0" or "off" = no limit. */
+export const parseRateLimitRule = (text: string): RateLimitRule | undefined => {
+  const value = text.trim().toLowerCase()
+  if (value === "0" || value === "off" || value === "") return { limit: 0, windowSeconds: 1 }
+  const match = /^(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*s?$/.exec(value)
+  if (match === null) return undefined
+  const limit = Number(match[1])
+  const windowSeconds = Number(match[2])
+  return windowSeconds > 0 ? { limit, windowSeconds } : undefined
+}
+
+const rateLimitRule = (name: string, fallback: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail((text) => {
+      const rule = parseRateLimitRule(text)
+      return rule === undefined
+        ? Either.left(ConfigError.InvalidData([name], `must be <requests>/<seconds> or off, got ${JSON.stringify(text)}`))
+        : Either.right(rule)
+    })
+  )
+
+const optionalSecret = (name: string) =>
+  Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value).trim() !== "")))
+
+export const RATE_LIMIT_DEFAULTS = {
+  // Generous by default: a busy integration or a test suite from one address must not trip them;
+  // tighten per deployment through the environment.
+  apiKey: "6000/60",
+  apiIp: "12000/60",
+  collectSite: "6000/60",
+  authEmail: "30/300",
+  authIp: "1000/300"
+} as const
+
+const OFF: RateLimitRule = { limit: 0, windowSeconds: 1 }
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {}
 
@@ -27,7 +99,21 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./.data")),
   maxBodyBytes: Config.integer("MAX_BODY_BYTES").pipe(Config.withDefault(32 * 1024 * 1024)),
   sessionDays: Config.integer("SESSION_DAYS").pipe(Config.withDefault(30)),
-  lastUsedFlushSeconds: Config.integer("LAST_USED_FLUSH_SECONDS").pipe(Config.withDefault(60))
+  lastUsedFlushSeconds: Config.integer("LAST_USED_FLUSH_SECONDS").pipe(Config.withDefault(60)),
+  rateLimits: Config.all({
+    apiKey: rateLimitRule("RATE_LIMIT_API_KEY", RATE_LIMIT_DEFAULTS.apiKey),
+    apiIp: rateLimitRule("RATE_LIMIT_API_IP", RATE_LIMIT_DEFAULTS.apiIp),
+    collectSite: rateLimitRule("RATE_LIMIT_COLLECT_SITE", RATE_LIMIT_DEFAULTS.collectSite),
+    authEmail: rateLimitRule("RATE_LIMIT_AUTH_EMAIL", RATE_LIMIT_DEFAULTS.authEmail),
+    authIp: rateLimitRule("RATE_LIMIT_AUTH_IP", RATE_LIMIT_DEFAULTS.authIp)
+  }),
+  redisUrl: optionalSecret("REDIS_URL"),
+  redisPrefix: Config.string("REDIS_PREFIX").pipe(Config.withDefault("aiv:")),
+  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  shutdownGraceMs: Config.integer("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000)),
+  logRequests: Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
+  readySpoolMax: Config.integer("READY_SPOOL_MAX").pipe(Config.withDefault(10_000)),
+  metricsToken: optionalSecret("METRICS_TOKEN")
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, appConfigFromEnv)
@@ -41,7 +127,39 @@ export const appConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
     maxBodyBytes: 32 * 1024 * 1024,
     sessionDays: 30,
     lastUsedFlushSeconds: 60,
+    // In process, every request comes from one "client": limits are off unless a test sets them.
+    rateLimits: { apiKey: OFF, apiIp: OFF, collectSite: OFF, authEmail: OFF, authIp: OFF },
+    redisUrl: Option.none(),
+    redisPrefix: "aiv-test:",
+    trustProxy: false,
+    shutdownGraceMs: 5_000,
+    logRequests: false,
+    readySpoolMax: 10_000,
+    metricsToken: Option.none(),
     ...overrides
   })
 
 export const readAppConfig = Effect.flatMap(AppConfig, Effect.succeed)
+
+const ruleText = (rule: RateLimitRule) => (rule.limit <= 0 ? "off" : `${rule.limit}/${rule.windowSeconds}`)
+
+/**
+ * The effective configuration for the start-up log line: secrets (database and Redis URLs,
+ * the metrics token) never appear, only whether they are set.
+ */
+export const configSummary = (config: AppConfigShape): Record<string, unknown> => ({
+  port: config.port,
+  host: config.host,
+  database: Option.isSome(config.databaseUrl) ? "postgresql (DATABASE_URL set, redacted)" : `embedded (${config.dataDir})`,
+  max_body_bytes: config.maxBodyBytes,
+  session_days: config.sessionDays,
+  last_used_flush_seconds: config.lastUsedFlushSeconds,
+  rate_limits: Object.fromEntries(Object.entries(config.rateLimits).map(([name, rule]) => [name, ruleText(rule)])),
+  rate_limit_store: Option.isSome(config.redisUrl) ? "redis (REDIS_URL set, redacted)" : "in process",
+  redis_prefix: config.redisPrefix,
+  trust_proxy: config.trustProxy,
+  shutdown_grace_ms: config.shutdownGraceMs,
+  log_requests: config.logRequests,
+  ready_spool_max: config.readySpoolMax,
+  metrics_token: Option.isSome(config.metricsToken) ? "set (redacted)" : "unset"
+})

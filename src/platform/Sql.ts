@@ -20,6 +20,8 @@ export interface DatabaseShape {
   readonly notify: (channel: string, payload: string) => Effect.Effect<void, SqlError>
   /** Succeeds once the database answers and the migrations table exists. */
   readonly ping: Effect.Effect<void, SqlError>
+  /** Connection pool usage, for /metrics (server back end only). */
+  readonly poolStats?: () => { readonly total: number; readonly idle: number; readonly waiting: number; readonly max: number }
 }
 
 const sqlNotifyAndPing = (sql: SqlClient.SqlClient) => ({
@@ -64,19 +66,23 @@ class PreparingClient extends Pg.Client {
   }
 }
 
+const POOL_MAX = 10
+
 const serverLayer = (url: Redacted.Redacted) => {
+  let current: Pg.Pool | undefined
   const client = PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
       Effect.sync(() => {
         const pool = new Pg.Pool({
           connectionString: Redacted.value(url),
-          max: 10,
+          max: POOL_MAX,
           idleTimeoutMillis: 30_000,
           application_name: "ai-visibility",
           types: pgTypes,
           Client: PreparingClient
         })
         pool.on("error", () => {})
+        current = pool
         return pool
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
@@ -88,7 +94,13 @@ const serverLayer = (url: Redacted.Redacted) => {
     Effect.map(PgClient.PgClient, (pg): DatabaseShape => ({
       kind: "pg",
       listen: (channel) => pg.listen(channel),
-      ...sqlNotifyAndPing(pg)
+      ...sqlNotifyAndPing(pg),
+      poolStats: () => ({
+        total: current?.totalCount ?? 0,
+        idle: current?.idleCount ?? 0,
+        waiting: current?.waitingCount ?? 0,
+        max: POOL_MAX
+      })
     }))
   ).pipe(Layer.provide(client))
   return Layer.merge(client, database)

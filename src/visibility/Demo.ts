@@ -1,3 +1,4 @@
+import { AppConfig } from "../platform/Config.js"
 import { SqlClient } from "@effect/sql"
 import { Console, Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.js"
@@ -6,6 +7,7 @@ import { PasswordHasher } from "../accounts/Passwords.js"
 import { AccountsRepo } from "../accounts/Repo.js"
 import type { PROMPT_INTENTS, PROMPT_SOURCES } from "../brands/Api.js"
 import { Brands } from "../brands/Brands.js"
+import { seedCrawlerTraffic } from "../agents/Demo.js"
 import { ENGINE_SLUGS } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
 import { Observations, type PromptObservation } from "./Observations.js"
@@ -143,15 +145,10 @@ export interface DemoReport {
 }
 
 /**
- * Hook for the agent analytics issue: crawler traffic of the demo brands over the same days.
- * It does nothing until that issue fills it in; the demo calls it after the observations.
+ * Crawler traffic and AI referrals of the demo brands over the same days (agent analytics, issue 5:
+ * src/agents/Demo.ts); the demo calls it after the observations.
  */
-export const seedDemoCrawlerTraffic = (_input: {
-  readonly accountId: number
-  readonly brands: ReadonlyArray<{ readonly id: number; readonly slug: string; readonly siteId: string; readonly domain: string }>
-  readonly days: number
-  readonly now: Date
-}): Effect.Effect<void> => Effect.void
+export const seedDemoCrawlerTraffic = seedCrawlerTraffic
 
 const DAY_MS = 86_400_000
 
@@ -255,14 +252,15 @@ export const runDemo = (options: DemoOptions = {}) =>
     return { email: DEMO_EMAIL, password: DEMO_PASSWORD, apiKey: key.key, accountId, days, brands: report } satisfies DemoReport
   })
 
+/** Prints the report; the curl line points at the configured port (AppConfig). */
 export const printDemoReport = (report: DemoReport) =>
-  Console.log(
+  Effect.flatMap(AppConfig, ({ port }) => Console.log(
     [
       `demo workspace ready (${report.days} days of observations, ${ENGINE_SLUGS.length} engines, regions ${DEMO_REGIONS.join(", ")})`,
       ...report.brands.map((b) => `  brand ${b.slug}: ${b.prompts} prompts, ${b.observations} observations`),
       `  login:    ${report.email}`,
       `  password: ${report.password}`,
       `  API key:  ${report.apiKey}`,
-      `  try:      curl -H "Authorization: Bearer ${report.apiKey}" http://localhost:8080/api/public/v1/brands`
+      `  try:      curl -H "Authorization: Bearer ${report.apiKey}" http://localhost:${port}/api/public/v1/brands`
     ].join("\n")
-  )
+  ))

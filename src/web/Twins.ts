@@ -47,7 +47,17 @@ const twinHandler = (target: (typeof TWINS)[number]["target"]) =>
     const query = new URLSearchParams(request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "")
     for (const [name, value] of Object.entries(fixed ?? {})) query.set(name, value)
     const search = query.toString()
-    return yield* inProcess.run({ method: "GET", url: `/api/public/v1${path}${search === "" ? "" : `?${search}`}` }).pipe(
+    // The host the browser used travels along, so URLs in the answer (the tag snippet) point back at it.
+    const forwarded: Record<string, string> = {}
+    for (const name of ["host", "x-forwarded-host", "x-forwarded-proto"] as const) {
+      const value = request.headers[name]
+      if (value !== undefined) forwarded[name === "host" ? "x-forwarded-host" : name] = value
+    }
+    return yield* inProcess.run({
+      method: "GET",
+      url: `/api/public/v1${path}${search === "" ? "" : `?${search}`}`,
+      headers: forwarded
+    }).pipe(
       Effect.provideService(ForwardedAccount, { accountId: user.right.accountId, keyId: `session:${user.right.userId}` })
     )
   })

@@ -4,8 +4,10 @@ import { isPlanId, SEEDED_PLANS, type Plan } from "../../src/accounts/Plans.js"
 import { AccountsRepo, EmailTaken } from "../../src/accounts/Repo.js"
 import { BrandsRepo, type BrandRow, type CompetitorRow, NameTaken, type PromptRow, SlugTaken } from "../../src/brands/Repo.js"
 import { Database } from "../../src/platform/Sql.js"
+import { makeFakeAgentsRepo } from "./agents.js"
 import { makeFakeIngestionRepos } from "./ingestion.js"
 import { makeFakeObservationsRepo } from "./observations.js"
+import { makeFakeVisibilityRepo } from "./visibility.js"
 
 /**
  * In-memory repositories with the same contracts as the SQL ones, for fast tests of
@@ -211,7 +213,14 @@ export const makeFakeRepositories = () => {
 
   const ingestion = makeFakeIngestionRepos(store.monthly)
 
-  return { layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer), store, observations, ingestion }
+  const visibility = makeFakeVisibilityRepo({ prompts: store.prompts, maxPrompts: (accountId) => planOf(store, accountId).maxPrompts })
+  const agents = makeFakeAgentsRepo(ingestion.store)
+  return {
+    layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer, visibility, agents),
+    store,
+    observations,
+    ingestion
+  }
 }
 
 /** LISTEN/NOTIFY within one process, for tests without a database. */

@@ -1,12 +1,14 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { Clock, Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
 import { ApiLive, makeServices, type Repositories, RepositoriesLive } from "../../src/layers.js"
+import { agentsConfigTest, type AgentsConfigShape } from "../../src/agents/Config.js"
 import { ingestConfigTest, type IngestConfigShape } from "../../src/ingestion/Config.js"
-import { appConfigTest } from "../../src/platform/Config.js"
+import { appConfigTest, type AppConfigShape } from "../../src/platform/Config.js"
 import { runMigrations } from "../../src/platform/Migrations.js"
 import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
+import { visibilityConfigTest, type VisibilityConfigShape } from "../../src/visibility/Visibility.js"
 import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
 
 export type Backend = "fake" | "pglite" | "postgres"
@@ -49,6 +51,14 @@ export const makeTestApp = async (
     readonly wrapSql?: (sql: SqlClient.SqlClient) => SqlClient.SqlClient
     /** Ingestion limits and spool (default: the defaults and a fresh temp spool directory). */
     readonly ingest?: Partial<IngestConfigShape>
+    /** Visibility reads (e.g. a small fan-out group cap); default the defaults. */
+    readonly visibility?: Partial<VisibilityConfigShape>
+    /** Agent analytics: retention horizons, sweep interval, the tag's rate limit (default: the defaults). */
+    readonly agents?: Partial<AgentsConfigShape>
+    /** A fixed "now" for the app's Clock (src/platform/Time.ts), so "today" is known; sleeping stays real. */
+    readonly now?: Date
+    /** Server settings (e.g. rate limits, REDIS_URL); default appConfigTest's (rate limits off). */
+    readonly config?: Partial<AppConfigShape>
   } = {}
 ): Promise<TestApp> => {
   const { wrapSql } = options
@@ -63,10 +73,16 @@ export const makeTestApp = async (
       ? RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(SqlMemory))))
       : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!))))))
 
-  const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>() })
-  const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext).pipe(
+  const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>(), ...options.config })
+  const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext, options.now ? Layer.setClock(fixedClock(options.now)) : Layer.empty).pipe(
     Layer.provide(
-      makeServices({ repositories: infra, passwords: PasswordHasherCheap, ingestConfig: ingestConfigTest(options.ingest) })
+      makeServices({
+        repositories: infra,
+        passwords: PasswordHasherCheap,
+        ingestConfig: ingestConfigTest(options.ingest),
+        visibilityConfig: visibilityConfigTest(options.visibility),
+        agentsConfig: agentsConfigTest(options.agents)
+      })
     ),
     Layer.provide(infra),
     Layer.provide(config)
@@ -83,6 +99,20 @@ export const makeTestApp = async (
       await dispose()
       await runtime.dispose()
     }
+  }
+}
+
+/** A Clock standing still at `at` (sleep delegates to the real clock). */
+export const fixedClock = (at: Date): Clock.Clock => {
+  const real = Clock.make()
+  const ms = at.getTime()
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: () => ms,
+    currentTimeMillis: Effect.succeed(ms),
+    unsafeCurrentTimeNanos: () => BigInt(ms) * 1_000_000n,
+    currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
+    sleep: (duration) => real.sleep(duration)
   }
 }
 
