@@ -7,15 +7,10 @@
  *
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test bun run bench/import.ts [words per answer, default 300]
  */
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Layer } from "effect"
 import { Client } from "pg"
-import { PasswordHasherCheap } from "../src/accounts/Passwords.js"
-import { ApiLive, makeServices, RepositoriesLive } from "../src/layers.js"
-import { appConfigTest } from "../src/platform/Config.js"
-import { MigratedSqlLive } from "../src/platform/Database.js"
 import { makeAnalysis } from "../src/visibility/Analysis.js"
 import { makeLexiconScorer } from "../src/visibility/Sentiment.js"
+import { inProcessApp } from "./support.js"
 
 const base = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const words = Number(process.argv[2] ?? 300)
@@ -26,21 +21,7 @@ await admin.query(`create schema ${schema}`)
 const url = new URL(base)
 url.searchParams.set("options", `-c search_path=${schema}`)
 
-const { Option, Redacted } = await import("effect")
-const config = appConfigTest({ databaseUrl: Option.some(Redacted.make(url.toString())) })
-const infra = RepositoriesLive.pipe(Layer.provideMerge(MigratedSqlLive), Layer.provide(config))
-const app = Layer.mergeAll(ApiLive, HttpServer.layerContext).pipe(
-  Layer.provide(makeServices({ repositories: infra, passwords: PasswordHasherCheap })),
-  Layer.provide(infra),
-  Layer.provide(config)
-)
-const { dispose, handler } = HttpApiBuilder.toWebHandler(app)
-const call = (path: string, init: RequestInit = {}) => handler(new Request(`http://localhost${path}`, init))
-const postJson = async (path: string, body: unknown, cookie = "") => {
-  const response = await call(path, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify(body) })
-  if (response.status >= 300) throw new Error(`${path}: ${response.status} ${await response.text()}`)
-  return response
-}
+const { call, dispose, postJson } = await inProcessApp(url.toString())
 
 const signup = await postJson("/api/v1/auth/signup", { email: "bench@acme.test", password: "correct horse battery", account_name: "Bench" })
 const cookie = signup.headers.get("set-cookie")!.split(";")[0]!

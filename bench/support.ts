@@ -123,3 +123,31 @@ export const peakRssMiB = async (pid: number) => {
 export const percentile = (sorted: ArrayLike<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 
 export const loadAverage = async () => (await Bun.file("/proc/loadavg").text()).split(" ").slice(0, 3).join(" ")
+
+/**
+ * The whole application in process (no port) on the PostgreSQL database at `databaseUrl`, for the
+ * benches that drive it request by request (bench/import.ts, bench/visibility.ts).
+ */
+export const inProcessApp = async (databaseUrl: string) => {
+  const { HttpApiBuilder, HttpServer } = await import("@effect/platform")
+  const { Layer, Option, Redacted } = await import("effect")
+  const { PasswordHasherCheap } = await import("../src/accounts/Passwords.js")
+  const { ApiLive, makeServices, RepositoriesLive } = await import("../src/layers.js")
+  const { appConfigTest } = await import("../src/platform/Config.js")
+  const { MigratedSqlLive } = await import("../src/platform/Database.js")
+  const config = appConfigTest({ databaseUrl: Option.some(Redacted.make(databaseUrl)) })
+  const infra = RepositoriesLive.pipe(Layer.provideMerge(MigratedSqlLive), Layer.provide(config))
+  const app = Layer.mergeAll(ApiLive, HttpServer.layerContext).pipe(
+    Layer.provide(makeServices({ repositories: infra, passwords: PasswordHasherCheap })),
+    Layer.provide(infra),
+    Layer.provide(config)
+  )
+  const { dispose, handler } = HttpApiBuilder.toWebHandler(app)
+  const call = (path: string, init: RequestInit = {}) => handler(new Request(`http://localhost${path}`, init))
+  const postJson = async (path: string, body: unknown, cookie = "") => {
+    const response = await call(path, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify(body) })
+    if (response.status >= 300) throw new Error(`${path}: ${response.status} ${await response.text()}`)
+    return response
+  }
+  return { call, postJson, dispose }
+}

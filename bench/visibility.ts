@@ -9,15 +9,11 @@
  *
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun run bench/visibility.ts [runs, default 15]
  */
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { Layer, Option, Redacted } from "effect"
+
 import { readFileSync } from "node:fs"
 import * as Pg from "pg"
-import { PasswordHasherCheap } from "../src/accounts/Passwords.js"
-import { ApiLive, makeServices, RepositoriesLive } from "../src/layers.js"
-import { appConfigTest } from "../src/platform/Config.js"
-import { MigratedSqlLive } from "../src/platform/Database.js"
 import { migrationsDir } from "../src/platform/Migrations.js"
+import { inProcessApp } from "./support.js"
 
 const base = new URL(process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres")
 const runs = Number(process.argv[2] ?? 15)
@@ -39,20 +35,7 @@ Pg.Client.prototype.query = function(this: Pg.Client, config: any, values?: any,
   return (originalQuery as any).call(this, config, values, callback)
 } as any
 
-const config = appConfigTest({ databaseUrl: Option.some(Redacted.make(url.toString())) })
-const infra = RepositoriesLive.pipe(Layer.provideMerge(MigratedSqlLive), Layer.provide(config))
-const app = Layer.mergeAll(ApiLive, HttpServer.layerContext).pipe(
-  Layer.provide(makeServices({ repositories: infra, passwords: PasswordHasherCheap })),
-  Layer.provide(infra),
-  Layer.provide(config)
-)
-const { dispose, handler } = HttpApiBuilder.toWebHandler(app)
-const call = (path: string, init: RequestInit = {}) => handler(new Request(`http://localhost${path}`, init))
-const postJson = async (path: string, body: unknown, cookie = "") => {
-  const response = await call(path, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify(body) })
-  if (response.status >= 300) throw new Error(`${path}: ${response.status} ${await response.text()}`)
-  return response
-}
+const { call, dispose, postJson } = await inProcessApp(url.toString())
 
 const db = new Pg.Client({ connectionString: url.toString() })
 const started = performance.now()

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
-import * as Reactivity from "@effect/experimental/Reactivity"
-import { SqlClient } from "@effect/sql"
-import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Option, Redacted, Stream } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { AppConfig, appConfigTest, configSummary } from "../../src/platform/Config.js"
 import { secretEquals } from "../../src/platform/Hardening.js"
 import { bearer, createBrand, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+import { gatedSql } from "../helpers/gatedSql.js"
 
 /**
  * Issue 9 on the in-process app: request ids, security headers on every kind of answer, the
@@ -17,31 +14,14 @@ import { bearer, createBrand, createKey, makeTestApp, signup, type TestApp } fro
 // The repositories' SqlClient, switchable: "down" fails every statement as an outage would,
 // "bug" throws a plain error (a defect that is not a database failure).
 const gate = { mode: "up" as "up" | "down" | "bug" }
-const gatedConnection = (conn: Connection): Connection => {
-  const check = Effect.suspend(() =>
-    gate.mode === "down"
-      ? Effect.fail(new SqlError({ cause: new Error("connect ECONNREFUSED"), message: "Connection refused" }))
-      : gate.mode === "bug"
-      ? Effect.die(new Error("boom: a bug with a secret aivkey_leak in its message"))
-      : Effect.void
-  )
-  return {
-    execute: (sql, params, transform) => Effect.zipRight(check, conn.execute(sql, params, transform)),
-    executeRaw: (sql, params) => Effect.zipRight(check, conn.executeRaw(sql, params)),
-    executeValues: (sql, params) => Effect.zipRight(check, conn.executeValues(sql, params)),
-    executeUnprepared: (sql, params, transform) => Effect.zipRight(check, conn.executeUnprepared(sql, params, transform)),
-    executeStream: (sql, params, transform) => Stream.unwrap(Effect.as(check, conn.executeStream(sql, params, transform)))
-  }
-}
-const wrapSql = (inner: SqlClient.SqlClient): SqlClient.SqlClient =>
-  Effect.runSync(
-    SqlClient.make({
-      acquirer: Effect.map(inner.reserve, gatedConnection),
-      transactionAcquirer: Effect.map(inner.reserve, gatedConnection),
-      compiler: PgClient.makeCompiler(),
-      spanAttributes: [["db.system.name", "postgresql"]]
-    }).pipe(Effect.provide(Reactivity.layer))
-  )
+const check = Effect.suspend(() =>
+  gate.mode === "down"
+    ? Effect.fail(new SqlError({ cause: new Error("connect ECONNREFUSED"), message: "Connection refused" }))
+    : gate.mode === "bug"
+    ? Effect.die(new Error("boom: a bug with a secret aivkey_leak in its message"))
+    : Effect.void
+)
+const wrapSql = gatedSql(check)
 
 const SECURITY = {
   "x-content-type-options": "nosniff",

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
-import * as Reactivity from "@effect/experimental/Reactivity"
-import { SqlClient } from "@effect/sql"
-import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -12,6 +8,7 @@ import { monthStart } from "../../src/accounts/Plans.js"
 import { ingestConfigTest } from "../../src/ingestion/Config.js"
 import { decodeDelivery, encodeDelivery, Spool, SpoolLive } from "../../src/ingestion/Spool.js"
 import { databaseBackends, json, makeTestApp, type TestApp } from "../helpers/app.js"
+import { gatedSql } from "../helpers/gatedSql.js"
 import { array, buildRecord, drainUrl, gzip, MIXED, mixedDelivery, ndjson, postDrain, query, requestRecord, tenant, type Tenant, UA } from "./fixtures.js"
 
 /**
@@ -24,26 +21,8 @@ import { array, buildRecord, drainUrl, gzip, MIXED, mixedDelivery, ndjson, postD
 const gate = { down: false }
 const OUTAGE = () => new SqlError({ cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" }), message: "Connection refused" })
 
-const gatedConnection = (conn: Connection): Connection => {
-  const check = Effect.suspend(() => (gate.down ? Effect.fail(OUTAGE()) : Effect.void))
-  return {
-    execute: (sql, params, transform) => Effect.zipRight(check, conn.execute(sql, params, transform)),
-    executeRaw: (sql, params) => Effect.zipRight(check, conn.executeRaw(sql, params)),
-    executeValues: (sql, params) => Effect.zipRight(check, conn.executeValues(sql, params)),
-    executeUnprepared: (sql, params, transform) => Effect.zipRight(check, conn.executeUnprepared(sql, params, transform)),
-    executeStream: (sql, params, transform) => Stream.unwrap(Effect.as(check, conn.executeStream(sql, params, transform)))
-  }
-}
-
-const wrapSql = (inner: SqlClient.SqlClient): SqlClient.SqlClient =>
-  Effect.runSync(
-    SqlClient.make({
-      acquirer: Effect.map(inner.reserve, gatedConnection),
-      transactionAcquirer: Effect.map(inner.reserve, gatedConnection),
-      compiler: PgClient.makeCompiler(),
-      spanAttributes: [["db.system.name", "postgresql"]]
-    }).pipe(Effect.provide(Reactivity.layer))
-  )
+const check = Effect.suspend(() => (gate.down ? Effect.fail(OUTAGE()) : Effect.void))
+const wrapSql = gatedSql(check)
 
 const waitFor = async (what: string, done: () => Promise<boolean>, ms = 15_000) => {
   const until = Date.now() + ms
