@@ -14,6 +14,7 @@
 import { spawn } from "bun"
 import { loadavg } from "node:os"
 import postgres from "postgres"
+import { seedAccount } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const HITS = Number(process.env.HITS ?? 5_000_000)
@@ -48,26 +49,8 @@ const server = spawn(["bun", "run", "src/main.ts"], {
 })
 await waitFor(`${base}/healthz`)
 
-const signup = await fetch(`${base}/api/v1/auth/signup`, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ email: "bench@example.com", password: "bench-password", account_name: "Bench" })
-})
-const cookie = (signup.headers.get("set-cookie") ?? "").split(";")[0]!
+const { key } = await seedAccount(base, databaseUrl, ["bench", "noise-a", "noise-b", "noise-c"])
 const db = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-await db`update accounts set plan_id = 'enterprise'`
-for (const slug of ["bench", "noise-a", "noise-b", "noise-c"]) {
-  await fetch(`${base}/api/v1/me/brands`, {
-    method: "POST",
-    headers: { "content-type": "application/json", cookie },
-    body: JSON.stringify({ brand_slug: slug, brand_name: slug, domain: `${slug}.example`, vertical: "saas" })
-  })
-}
-const { key } = (await (await fetch(`${base}/api/v1/me/api-keys`, {
-  method: "POST",
-  headers: { "content-type": "application/json", cookie },
-  body: JSON.stringify({ name: "bench" })
-})).json()) as { key: string }
 const brands = await db<Array<{ id: number; slug: string }>>`select id, slug from brands order by id`
 const brandId = brands.find((b) => b.slug === "bench")!.id
 const noiseIds = brands.filter((b) => b.slug !== "bench").map((b) => b.id)

@@ -10,6 +10,7 @@
  */
 import { spawn, spawnSync } from "bun"
 import postgres from "postgres"
+import { seedAccount } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const rounds = Number(process.env.ROUNDS ?? 3)
@@ -53,29 +54,9 @@ const ours = spawn(pin(0, ["bun", "run", "src/main.ts"]), {
 })
 await waitFor("http://127.0.0.1:18181/healthz")
 
-// Seed through the real API: an account on the growth plan with 5 brands and a key.
+// Seed through the real API: an account with 5 brands and a key.
 const base = "http://127.0.0.1:18181"
-const signup = await fetch(`${base}/api/v1/auth/signup`, {
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  body: JSON.stringify({ email: "bench@example.com", password: "bench-password", account_name: "Bench" })
-})
-const cookie = (signup.headers.get("set-cookie") ?? "").split(";")[0]!
-const db = postgres(databaseUrl, { max: 1 })
-await db`update accounts set plan_id = 'growth'`
-for (const slug of ["alpha", "bravo", "charlie", "delta", "echo"]) {
-  await fetch(`${base}/api/v1/me/brands`, {
-    method: "POST",
-    headers: { "content-type": "application/json", cookie },
-    body: JSON.stringify({ brand_slug: slug, brand_name: slug, domain: `${slug}.example`, vertical: "saas" })
-  })
-}
-const { key } = (await (await fetch(`${base}/api/v1/me/api-keys`, {
-  method: "POST",
-  headers: { "content-type": "application/json", cookie },
-  body: JSON.stringify({ name: "bench" })
-})).json()) as { key: string }
-await db.end()
+const { key } = await seedAccount(base, databaseUrl, ["alpha", "bravo", "charlie", "delta", "echo"])
 
 const baseline = spawn(pin(0, ["bun", "run", "bench/baseline-brands-server.ts"]), {
   env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "18182" },

@@ -63,8 +63,11 @@ export const startServer = async (env: Record<string, string>, port: number, cor
 
 const json = { "content-type": "application/json" }
 
-/** An account on the growth plan with `brands` brands and a key, through the API (plan set in SQL). */
-export const seedAccount = async (base: string, databaseUrl: string, brands: number) => {
+/**
+ * An account on the enterprise plan with brands (a count, named brand-0.., or the given slugs)
+ * and a key, through the API (the plan is set in SQL).
+ */
+export const seedAccount = async (base: string, databaseUrl: string, brands: number | ReadonlyArray<string>) => {
   const email = `bench-${Date.now().toString(36)}@example.com`
   const signup = await fetch(`${base}/api/v1/auth/signup`, {
     method: "POST",
@@ -77,8 +80,8 @@ export const seedAccount = async (base: string, databaseUrl: string, brands: num
   await db`update accounts set plan_id = 'enterprise' where id = (select account_id from users where email = ${email})`
   await db.end()
   const sites: Array<{ slug: string; siteId: string }> = []
-  for (let i = 0; i < brands; i++) {
-    const slug = `brand-${i}`
+  const slugs = typeof brands === "number" ? Array.from({ length: brands }, (_, i) => `brand-${i}`) : brands
+  for (const slug of slugs) {
     const r = await fetch(`${base}/api/v1/me/brands`, {
       method: "POST",
       headers: { ...json, cookie },
