@@ -1,4 +1,4 @@
-import { Context, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule, Stream } from "effect"
 import { AppConfig } from "../platform/Config.js"
 import { badRequest, notFound, PlanLimitReached, type BadRequest, type NotFound, Unauthorized } from "../platform/HttpErrors.js"
 import { Database } from "../platform/Sql.js"
@@ -99,23 +99,46 @@ export const ApiKeysLive = Layer.scoped(
     )
     yield* Effect.addFinalizer(() => flushLastUsed.pipe(Effect.catchAllCause(Effect.logWarning)))
 
-    // Other processes' revokes. Every (re)subscription starts from an empty cache, so a
-    // notification missed while disconnected cannot leave a revoked key usable.
+    // Other processes' revokes. The cache is trusted only while the LISTEN is known to be live:
+    // after each (re)subscription a probe of our own must come back through it, and only then is
+    // the cache cleared (dropping whatever was cached while deaf) and filled again. Until then
+    // every bearer check reads the database, so a missed notification cannot keep a revoked key.
+    const probe = `probe:${crypto.randomUUID()}`
+    let listening = false
+    const heard = yield* Deferred.make<void>()
     yield* database.listen(REVOCATION_CHANNEL).pipe(
-      Stream.runForEach((hash) => Effect.sync(() => cache.delete(hash))),
+      Stream.runForEach((payload) =>
+        Effect.sync(() => {
+          if (payload === probe) {
+            if (!listening) cache.clear()
+            listening = true
+            Deferred.unsafeDone(heard, Exit.void)
+          } else {
+            cache.delete(payload)
+          }
+        })
+      ),
       Effect.zipLeft(Effect.fail("listen ended")),
-      Effect.onExit(() => Effect.sync(() => cache.clear())),
+      Effect.onExit(() => Effect.sync(() => (listening = false))),
       Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
       Effect.catchAllCause(Effect.logWarning),
       Effect.forkScoped
     )
+    // Sends the probe while not (yet, or no longer) listening.
+    yield* Effect.suspend(() => (listening ? Effect.void : database.notify(REVOCATION_CHANNEL, probe))).pipe(
+      Effect.catchAllCause(() => Effect.void),
+      Effect.repeat(Schedule.spaced(Duration.millis(100))),
+      Effect.forkScoped
+    )
+    // Serve once listening (or after 5 s without: checks then read the database until it is).
+    yield* Deferred.await(heard).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
 
     const lookup = (hash: string) => {
       const cached = cache.get(hash)
       if (cached !== undefined) return Effect.succeed(cached)
       return Effect.map(repo.findByHash(hash), (found) => {
         const value = Option.getOrNull(found)
-        cache.set(hash, value)
+        if (listening) cache.set(hash, value)
         return value
       })
     }
