@@ -113,8 +113,9 @@ export const seedCrawlerTraffic = (input: {
           month: new Date(today).toISOString().slice(0, 8) + "01",
           hits: batch.hits,
           limit: batch.hits.length,
+          cap: null,
           referrals: batch.referrals
-        })
+        }).pipe(Effect.orDie)
       })
       for (let d = input.days - 1; d >= 0; d--) {
         const dayStart = today - d * DAY_MS

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Context, Data, Effect, Layer } from "effect"
 import type { LogRequest } from "./Records.js"
 
 /** A recognised crawler request, ready to store (metrics.md section 3). */
@@ -25,17 +26,37 @@ export interface StoreInput {
   readonly hits: ReadonlyArray<HitRow>
   /** At most this many hits are stored (the room left under the monthly cap); the rest are dropped. */
   readonly limit: number
+  /**
+   * The month's cap: rather than take the usage above it, the statement fails whole with
+   * UsageOverCap (a concurrent delivery took the room). null: not capped (demo data).
+   */
+  readonly cap: number | null
   readonly referrals: ReadonlyArray<ReferralRow>
 }
 
 /**
  * Crawler hits, their rollup rows, AI referrals and the monthly usage, written by one statement.
  * A hit or referral whose key is already stored (a replay, a platform redelivery) is not stored
- * again and not counted. The usage row is only exact when the caller holds it (Quota.withinCap).
+ * again and not counted. The cap is the caller's business (Quota.withinCap): this adds what it stored.
  */
 export interface HitsRepoShape {
-  /** Returns the number of hits newly stored (usage grew by exactly this). */
-  readonly store: (input: StoreInput) => Effect.Effect<number>
+  readonly store: (input: StoreInput) => Effect.Effect<Stored, UsageOverCap>
+}
+
+/** The store would have taken the month's usage above its cap: nothing of it was stored. */
+export class UsageOverCap extends Data.TaggedError("UsageOverCap")<{}> {}
+
+/** PostgreSQL's check_violation on monthly_usage's guard (migrations/0007). */
+const isCapViolation = (error: SqlError): boolean => {
+  const cause = error.cause as { code?: unknown; constraint?: unknown } | undefined
+  return cause?.code === "23514" && (cause.constraint === undefined || cause.constraint === "monthly_usage_within_cap")
+}
+
+export interface Stored {
+  /** Hits newly stored: the month's usage grew by exactly this. */
+  readonly stored: number
+  /** The month's usage after this statement, when it stored any hit (its row is then locked until commit). */
+  readonly used: number | null
 }
 
 export class HitsRepo extends Context.Tag("HitsRepo")<HitsRepo, HitsRepoShape>() {}
@@ -58,7 +79,7 @@ export const HitsRepoLive = Layer.effect(
         for (let i = 0; i < rows.length; i++) out[i] = f(rows[i]!)
         return out
       }
-      return sql<{ stored: number }>`
+      return sql<{ stored: number; used: number | null }>`
         with hit_rows as (
           select * from unnest(
             ${col(h, (x) => x.key)}::text[], ${col(h, (x) => x.ts)}::float8[], ${col(h, (x) => x.bot)}::text[],
@@ -144,12 +165,15 @@ export const HitsRepoLive = Layer.effect(
           ) as u(record_key, ms, engine, referrer, host, path, query, method, status, client_ip, country)
           on conflict (brand_id, record_key) do nothing
         ), counted as (
-          update monthly_usage set events = events + (select count(*) from ins)
-          where account_id = ${input.accountId} and month = ${input.month}::date and exists (select 1 from ins)
+          -- Last, so the usage row is locked only from here to the commit (Quota.withinCap).
+          insert into monthly_usage (account_id, month, events, cap)
+          select ${input.accountId}, ${input.month}::date, count(*), ${input.cap}::bigint from ins having count(*) > 0
+          on conflict (account_id, month) do update set events = monthly_usage.events + excluded.events, cap = excluded.cap
+          returning events
         )
-        select count(*)::int as stored from ins`.pipe(
-        Effect.map((rows) => rows[0]?.stored ?? 0),
-        Effect.orDie
+        select (select count(*) from ins)::int as stored, (select events from counted)::int as used`.pipe(
+        Effect.map((rows) => ({ stored: rows[0]?.stored ?? 0, used: rows[0]?.used ?? null })),
+        Effect.catchAll((error) => isCapViolation(error) ? Effect.fail(new UsageOverCap()) : Effect.die(error))
       )
     }
 

@@ -177,6 +177,7 @@ export const IngestionServiceLive = Layer.effect(
         const cap = plan.monthlyEvents
         const rows = {
           accountId,
+          cap,
           brandId: brand.id,
           channel: input.channel,
           month,
@@ -185,12 +186,12 @@ export const IngestionServiceLive = Layer.effect(
         }
         if (input.hits.length === 0) {
           // Referrals are not counted against the cap: no lock needed.
-          if (input.referrals.length > 0) yield* hitsRepo.store({ ...rows, limit: 0 })
+          if (input.referrals.length > 0) yield* hitsRepo.store({ ...rows, limit: 0, cap: null }).pipe(Effect.orDie)
           const used = yield* quota.used(accountId, month)
           lastKnown.set(accountId, { used, cap })
           return { accepted: 0, monthly_used: used, monthly_cap: cap }
         }
-        const outcome = yield* quota.withinCap(accountId, month, cap, (room) => hitsRepo.store({ ...rows, limit: room }))
+        const outcome = yield* quota.withinCap(accountId, month, cap, input.hits.length, (room) => hitsRepo.store({ ...rows, limit: room }))
         lastKnown.set(accountId, { used: outcome.used, cap })
         if (outcome.room === 0) {
           return yield* Effect.fail(new QuotaExceeded({ error: CAP_REACHED, monthly_used: outcome.used, monthly_cap: cap }))

@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { type HitRow, HitsRepo, type ReferralRow } from "../../src/ingestion/HitsRepo.js"
+import { type HitRow, HitsRepo, type ReferralRow, type Stored, UsageOverCap } from "../../src/ingestion/HitsRepo.js"
 import { Quota } from "../../src/ingestion/Quota.js"
 
 /**
@@ -21,12 +21,18 @@ export const makeFakeIngestionRepos = (monthly: Map<string, number>) => {
 
   const hits = Layer.succeed(HitsRepo, {
     store: (input) =>
-      Effect.sync(() => {
+      Effect.suspend((): Effect.Effect<Stored, UsageOverCap> => {
+        const fresh = input.hits.slice(0, Math.max(0, input.limit)).filter((hit, i, all) =>
+          !hitKeys.has(`${input.brandId}|${hit.key}`) && all.findIndex((other) => other.key === hit.key) === i
+        )
+        const usageKey = `${input.accountId}:${input.month}`
+        // The usage row's guard (migrations/0007): over the cap, nothing is stored.
+        if (input.cap !== null && fresh.length > 0 && (monthly.get(usageKey) ?? 0) + fresh.length > input.cap) {
+          return Effect.fail(new UsageOverCap())
+        }
         let stored = 0
-        for (const hit of input.hits.slice(0, Math.max(0, input.limit))) {
-          const key = `${input.brandId}|${hit.key}`
-          if (hitKeys.has(key)) continue
-          hitKeys.add(key)
+        for (const hit of fresh) {
+          hitKeys.add(`${input.brandId}|${hit.key}`)
           store.hits.push({ ...hit, accountId: input.accountId, brandId: input.brandId, channel: input.channel })
           const day = new Date(hit.ts).toISOString().slice(0, 10)
           const rollupKey = `${input.brandId}|${day}|${hit.path}|${hit.bot}|${hit.status}`
@@ -39,11 +45,10 @@ export const makeFakeIngestionRepos = (monthly: Map<string, number>) => {
           referralKeys.add(key)
           store.referrals.push({ ...referral, accountId: input.accountId, brandId: input.brandId, channel: input.channel })
         }
-        if (stored > 0) {
-          const usageKey = `${input.accountId}:${input.month}`
-          monthly.set(usageKey, (monthly.get(usageKey) ?? 0) + stored)
-        }
-        return stored
+        if (stored === 0) return Effect.succeed({ stored, used: null })
+        const used = (monthly.get(usageKey) ?? 0) + stored
+        monthly.set(usageKey, used)
+        return Effect.succeed({ stored, used })
       })
   })
 
@@ -51,12 +56,12 @@ export const makeFakeIngestionRepos = (monthly: Map<string, number>) => {
     Quota,
     Effect.map(Effect.makeSemaphore(1), (lock) => ({
       used: (accountId: number, month: string) => Effect.sync(() => monthly.get(`${accountId}:${month}`) ?? 0),
-      withinCap: (accountId, month, cap, storeHits) =>
+      withinCap: (accountId, month, cap, _offered, storeHits) =>
         lock.withPermits(1)(
           Effect.gen(function*() {
             const before = monthly.get(`${accountId}:${month}`) ?? 0
             const room = Math.max(0, cap - before)
-            const stored = yield* storeHits(room)
+            const { stored } = yield* storeHits(room).pipe(Effect.orDie)
             return { room, stored, used: before + stored }
           })
         )

@@ -103,6 +103,31 @@ for (const backend of databaseBackends()) {
       expect(await storedOf(t)).toBe(10)
     })
 
+    it("forty concurrent deliveries of 5 hits with room for 100: exactly 100 stored, rollups match", async () => {
+      // Most fit, so they race on the optimistic path; the ones that find the room taken are
+      // rolled back whole (hits and rollups) and stored again under the lock, up to the room.
+      const t = await tenant(app, "growth")
+      await setUsed(t, GROWTH_CAP - 100)
+      const responses = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          postBatch(app, t.key, {
+            site_id: t.siteId,
+            records: Array.from({ length: 5 }, (_, j) => ({ ua: UA.gptbot, path: `/race/${i}/${j}` }))
+          }))
+      )
+      let accepted = 0
+      for (const response of responses) {
+        expect([200, 429]).toContain(response.status)
+        accepted += ((await json(response)) as { accepted?: number }).accepted ?? 0
+      }
+      expect(accepted).toBe(100)
+      expect(await usedOf(t)).toBe(GROWTH_CAP)
+      expect(await storedOf(t)).toBe(100)
+      const rolled = await query<{ n: number }>(app, `
+        select coalesce(sum(hits), 0)::int as n from crawler_daily d join brands b on b.id = d.brand_id where b.site_id = $1`, [t.siteId])
+      expect(rolled[0]!.n).toBe(100)
+    })
+
     it("usage is per calendar month (UTC) and per account", async () => {
       const t = await tenant(app, "growth")
       const other = await tenant(app, "growth")
