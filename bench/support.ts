@@ -43,6 +43,8 @@ export const startServer = async (env: Record<string, string>, port: number, cor
       RATE_LIMIT_API_IP: "1000000000/1",
       RATE_LIMIT_AUTH_IP: "1000/1",
       LOG_REQUESTS: "false",
+      // e.g. SERVER_BUN_OPTIONS="--cpu-prof-md --cpu-prof-dir=/tmp/prof" profiles the server alone.
+      ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {}),
       ...env
     },
     stdout: "ignore",

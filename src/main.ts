@@ -4,12 +4,13 @@ import { Effect, Layer, Logger } from "effect"
 import { ApiLive, makeServices, RepositoriesLive } from "./layers.js"
 import { AppConfig, AppConfigLive, configSummary } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
+import { BUN_BODY_LIMIT } from "./platform/Hardening.js"
 import { GracefulShutdownLive } from "./platform/Shutdown.js"
 import { DemoOnStartLive } from "./visibility/DemoOnStart.js"
 import { ScannerLive } from "./visibility/Scanner.js"
 
 /** The HTTP server: config, database (migrated at start), services, the API, Bun. */
-const ServerLive = Layer.unwrapEffect(
+export const ServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     // Built after the server, so at SIGTERM it runs first: stop accepting, finish in-flight requests,
     // flush the drain spool and the last-used writes; then the server, services and pool close (issue 9).
@@ -25,7 +26,7 @@ const ServerLive = Layer.unwrapEffect(
       Layer.provide(DemoOnStartLive),
       Layer.provide(makeServices({ repositories: RepositoriesLive })),
       Layer.provide(
-        BunHttpServer.layer({ port: config.port, hostname: config.host, maxRequestBodySize: config.maxBodyBytes })
+        BunHttpServer.layer({ port: config.port, hostname: config.host, maxRequestBodySize: BUN_BODY_LIMIT })
       ),
       // The effective settings, secrets redacted.
       Layer.tap(() => Effect.logInfo("configuration").pipe(Effect.annotateLogs(configSummary(config))))

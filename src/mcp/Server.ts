@@ -4,6 +4,7 @@ import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Effect, Layer } from "effect"
 import { ApiKeys } from "../accounts/ApiKeys.js"
 import { API_VERSION } from "../api.js"
+import { noteAccount } from "../platform/Hardening.js"
 import { InProcessAppLive } from "../web/InProcess.js"
 import { McpCaller, PublicReadToolkit, PublicReadToolkitLive } from "./Tools.js"
 
@@ -34,6 +35,8 @@ const McpProtocolLive = Layer.effect(
       const authorization = request.headers["authorization"]
       const account = yield* Effect.either(keys.authenticate(authorization))
       if (account._tag === "Left") return unauthorized(account.left.error)
+      // The request log line names the account (src/platform/Hardening.ts).
+      yield* noteAccount(account.right.accountId)
       // The tool handlers run in fibers that inherit this request's context: they read the key here.
       return yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
     })

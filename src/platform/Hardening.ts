@@ -194,6 +194,40 @@ const DRAINING = HttpServerResponse.unsafeJson(
   { status: 503, headers: { connection: "close", "retry-after": "5" } }
 )
 
+/**
+ * Bun's own request body limit, set out of reach: Bun would answer a bare 413 (no JSON, no
+ * request id, no security headers) before the app sees the request. The middleware enforces
+ * MAX_BODY_BYTES instead: a declared length at once, unread; a chunked body as it is read.
+ */
+export const BUN_BODY_LIMIT = Number.MAX_SAFE_INTEGER
+
+/** A chunked body (no declared length) counted as it is read: past `max` bytes the read fails. */
+const capChunkedBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  max: number,
+  onOverflow: () => void
+): HttpServerRequest.HttpServerRequest => {
+  const source = request.source
+  if (!(source instanceof Request) || source.body === null) return request
+  let total = 0
+  const counted = source.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        total += chunk.byteLength
+        if (total <= max) return controller.enqueue(chunk)
+        onOverflow()
+        controller.error(new Error("request body too large"))
+      }
+    })
+  )
+  const init: RequestInit & { duplex: "half" } = { method: source.method, headers: source.headers, body: counted, duplex: "half" }
+  const remote = request.remoteAddress
+  return HttpServerRequest.fromWeb(new Request(source.url, init)).modify({
+    url: request.url,
+    ...(Option.isSome(remote) ? { remoteAddress: remote.value } : {})
+  })
+}
+
 /** The hardening middleware (HttpApi level: it wraps every route, the web app and /mcp included). */
 export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
   Effect.gen(function*() {
@@ -202,6 +236,10 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
     const lifecycle = yield* Lifecycle
     const rules = limiter.rules
     const log = config.logRequests
+    const tooLarge = HttpServerResponse.unsafeJson(
+      { error: `request body too large: at most ${config.maxBodyBytes} bytes` },
+      { status: 413, headers: { connection: "close" } }
+    )
 
     return (app: HttpApp.Default): HttpApp.Default =>
       Effect.flatMap(Effect.context<HttpServerRequest.HttpServerRequest>(), (context) => {
@@ -219,9 +257,16 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
         const capture = new RouteCapture()
         let decision: RateLimitDecision | undefined
         let finished = false
+        let overflowed = false
+        const declared = request.headers["content-length"]
+        const served = declared === undefined && request.headers["transfer-encoding"] !== undefined
+          ? capChunkedBody(request, config.maxBodyBytes, () => (overflowed = true))
+          : request
 
-        const finish = (response: HttpServerResponse.HttpServerResponse) => {
-          if (finished) return response
+        const finish = (answer: HttpServerResponse.HttpServerResponse) => {
+          if (finished) return answer
+          // Whatever the handler made of a body cut off at the cap (a decode error, mostly), it was too large.
+          const response = overflowed ? tooLarge : answer
           finished = true
           lifecycle.end()
           const headers: Record<string, string> = { "x-request-id": facts.requestId }
@@ -251,6 +296,8 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
         const serve: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> = Effect.gen(function*() {
           yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.sync(() => finish(response)))
           if (lifecycle.draining) return DRAINING
+          // A declared length over the cap is refused here, unread (see BUN_BODY_LIMIT).
+          if (declared !== undefined && Number(declared) > config.maxBodyBytes) return tooLarge
           const queryAt = request.url.indexOf("?")
           const path = queryAt === -1 ? request.url : request.url.slice(0, queryAt)
           const checks: Array<RateLimitCheck> = []
@@ -263,7 +310,7 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
             checks.push({ bucket: "auth-ip:" + clientIp(request, config.trustProxy), rule: rules.authIp })
             if (rules.authEmail.limit > 0) {
               // The body stays readable afterwards: the platform caches it.
-              const body = yield* Effect.orElseSucceed(request.json, () => null)
+              const body = yield* Effect.orElseSucceed(served.json, () => null)
               const email = typeof body === "object" && body !== null && "email" in body ? body.email : undefined
               if (typeof email === "string" && email.trim() !== "") {
                 checks.push({ bucket: "auth-email:" + email.trim().toLowerCase().slice(0, 320), rule: rules.authEmail })
@@ -283,7 +330,13 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
         return serve.pipe(
           // One merge (one copy of the request's context) for both entries.
           Effect.mapInputContext((input: Context.Context<never>) =>
-            Context.merge(input, Context.make(RequestMeta, facts).pipe(Context.add(Tracer.ParentSpan, capture)))
+            Context.merge(
+              input,
+              Context.make(RequestMeta, facts).pipe(
+                Context.add(Tracer.ParentSpan, capture),
+                (added) => served === request ? added : Context.add(added, HttpServerRequest.HttpServerRequest, served)
+              )
+            )
           ),
           Effect.onInterrupt(() =>
             Effect.sync(() => {
