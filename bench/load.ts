@@ -6,7 +6,7 @@
  *   bun run bench/load.ts      (PostgreSQL at 127.0.0.1:5432 or BENCH_DATABASE_URL; fresh database, dropped after)
  *
  * SECONDS (60) and RATE (1000) bound it. Mix: 80% reads (40% brand list, 30% one brand, 5% crawled
- * pages, 5% agent dashboard), 20% drain deliveries of 20 records (5 crawler hits).
+ * pages, 5% agent dashboard), 20% drain deliveries of 20 records (5 crawler hits on a site's 2,000 pages).
  */
 import { drainBody, freshDatabase, loadAverage, peakRssMiB, percentile, seedAccount, startServer } from "./support.js"
 
@@ -43,6 +43,14 @@ try {
     const r = await fetch(server.base + path, { headers: auth })
     if (r.status !== 200) throw new Error(`${path}: ${r.status} ${await r.text()}`)
   }
+  // A site has a finite set of pages, crawled unevenly: 2,000 paths, a few of them far more often
+  // (unique paths per hit would make the page listings sort a set growing by 1,000 paths a second).
+  let draw = 0
+  const sitePage = () => {
+    draw = (draw * 1103515245 + 12345) % 2147483648
+    const u = draw / 2147483648
+    return `/docs/page-${Math.floor(2000 * u * u * u)}`
+  }
   const total = seconds * rate
   const latencies = new Float64Array(total)
   const kinds = new Array<string>(total)
@@ -61,7 +69,7 @@ try {
         response = await fetch(`${server.base}/api/public/v1/agents/ingest/drain?site_id=${site.siteId}`, {
           method: "POST",
           headers: auth,
-          body: drainBody(`l${i}`, 5, 15)
+          body: drainBody(`l${i}`, 5, 15, Date.now(), sitePage)
         })
       } else {
         response = await fetch(server.base + reads[(i - Math.floor(i / 5)) % reads.length]!, { headers: auth })

@@ -97,8 +97,11 @@ export const seedAccount = async (base: string, databaseUrl: string, brands: num
   return { key, sites, cookie }
 }
 
-/** NDJSON drain delivery: `hits` GPTBot requests with unique ids and paths `/<tag>/<i>`, plus `humans` browser ones. */
-export const drainBody = (tag: string, hits: number, humans = 0, at = Date.now()) => {
+/**
+ * NDJSON drain delivery: `hits` GPTBot requests with unique ids, plus `humans` browser ones.
+ * Paths are `/<tag>/<i>` (every one new: easy to check one by one) unless `pathOf` picks them.
+ */
+export const drainBody = (tag: string, hits: number, humans = 0, at = Date.now(), pathOf?: (i: number) => string) => {
   const lines: Array<string> = []
   for (let i = 0; i < hits + humans; i++) {
     lines.push(JSON.stringify({
@@ -109,7 +112,7 @@ export const drainBody = (tag: string, hits: number, humans = 0, at = Date.now()
         timestamp: at,
         method: "GET",
         host: "acme.example",
-        path: `/${tag}/${i}`,
+        path: pathOf === undefined ? `/${tag}/${i}` : pathOf(i),
         userAgent: [i < hits ? GPTBOT : CHROME],
         statusCode: 200,
         clientIp: "198.51.100.7"

@@ -16,7 +16,18 @@ export class KeyHashing extends Context.Tag("KeyHashing")<KeyHashing, KeyHashing
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
 
-export const sha256Hex = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex")
+/**
+ * The last digest is remembered: a request's key is hashed for its rate-limit bucket and again
+ * by the bearer check, one right after the other (the text is the request's own header value).
+ */
+let lastText: string | undefined
+let lastDigest = ""
+export const sha256Hex = (text: string) => {
+  if (text === lastText) return lastDigest
+  lastDigest = new Bun.CryptoHasher("sha256").update(text).digest("hex")
+  lastText = text
+  return lastDigest
+}
 
 export const KeyHashingLive = Layer.succeed(KeyHashing, {
   generateKey: () => KEY_PREFIX + randomToken(),

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Redacted, Tracer } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { readdirSync } from "node:fs"
+import { sha256Hex } from "../accounts/KeyHashing.js"
 import { Spool } from "../ingestion/Spool.js"
 import { AppConfig } from "./Config.js"
 import { metrics } from "./Metrics.js"
@@ -101,25 +102,38 @@ export const noteAccount = (accountId: number) =>
  * The router names the matched route template on the request's parent span
  * (`http.route`). The tracer is off, so this stand-in span catches it, nothing else.
  */
-class RouteCapture implements Tracer.Span {
-  readonly _tag = "Span"
-  readonly name = "http.request"
-  readonly spanId = "route-capture"
-  readonly traceId = "route-capture"
-  readonly parent = Option.none()
-  readonly context = Context.empty()
-  readonly status = { _tag: "Started", startTime: 0n } as const
-  readonly attributes = new Map<string, unknown>()
-  readonly links = []
-  readonly sampled = false
-  readonly kind = "server"
-  route: string | undefined = undefined
-  end() {}
-  attribute(key: string, value: unknown) {
+const NO_ATTRIBUTES: ReadonlyMap<string, unknown> = new Map()
+const STARTED = { _tag: "Started", startTime: 0n } as const
+const EMPTY_CONTEXT = Context.empty()
+const NO_LINKS: Array<Tracer.SpanLink> = []
+
+/** The stand-in span's fixed parts live on its prototype: a request allocates one field. */
+interface RouteCapture extends Tracer.Span {
+  route: string | undefined
+}
+const routeCaptureProto: Omit<RouteCapture, "route"> = {
+  _tag: "Span",
+  name: "http.request",
+  spanId: "route-capture",
+  traceId: "route-capture",
+  parent: Option.none(),
+  context: EMPTY_CONTEXT,
+  status: STARTED,
+  attributes: NO_ATTRIBUTES,
+  links: NO_LINKS,
+  sampled: false,
+  kind: "server",
+  end() {},
+  attribute(this: RouteCapture, key: string, value: unknown) {
     if (key === "http.route" && typeof value === "string") this.route = value
-  }
-  event() {}
+  },
+  event() {},
   addLinks() {}
+}
+const captureRoute = (): RouteCapture => {
+  const capture = Object.create(routeCaptureProto) as RouteCapture
+  capture.route = undefined
+  return capture
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:@\/+=-]{1,128}$/
@@ -153,8 +167,8 @@ const bearerToken = (authorization: string | undefined): string | undefined => {
   return token === "" ? undefined : token
 }
 
-/** A key's bucket is named by a digest of the key: no secret is kept in memory or Redis. */
-const keyBucket = (token: string) => "key:" + new Bun.CryptoHasher("sha256").update(token).digest("hex").slice(0, 32)
+/** A key's bucket is named by a digest of the key: no secret is kept in Redis. (The bearer check reuses the digest.) */
+const keyBucket = (token: string) => "key:" + sha256Hex(token).slice(0, 32)
 
 const isPublicSurface = (path: string) => path.startsWith("/api/public/v1/") || path === "/mcp"
 const isSignIn = (method: string, path: string) =>
@@ -254,7 +268,7 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
           requestId: incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID(),
           accountId: null
         }
-        const capture = new RouteCapture()
+        const capture = captureRoute()
         let decision: RateLimitDecision | undefined
         let finished = false
         let overflowed = false
@@ -278,54 +292,63 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
           const route = capture.route ?? (response.status === 404 ? "(unmatched)" : "(edge)")
           metrics.observeRequest(request.method, route, response.status, seconds)
           if (log) {
-            writeLine(JSON.stringify({
-              timestamp: new Date().toISOString(),
-              logLevel: "INFO",
-              message: "request",
-              method: request.method,
-              route,
-              status: response.status,
-              duration_ms: Math.round(seconds * 100_000) / 100,
-              account_id: facts.accountId,
-              request_id: facts.requestId
-            }))
+            // Written out rather than through JSON.stringify of an object: one line per request.
+            // The method is a token and the request id passed REQUEST_ID (or is a UUID): no escaping needed.
+            writeLine(
+              `{"timestamp":"${new Date().toISOString()}","logLevel":"INFO","message":"request","method":"${request.method}",` +
+                `"route":${JSON.stringify(route)},"status":${response.status},"duration_ms":${Math.round(seconds * 100_000) / 100},` +
+                `"account_id":${facts.accountId},"request_id":"${facts.requestId}"}`
+            )
           }
           return HttpServerResponse.setHeaders(response, headers)
         }
 
-        const serve: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> = Effect.gen(function*() {
-          yield* HttpApp.appendPreResponseHandler((_request, response) => Effect.sync(() => finish(response)))
-          if (lifecycle.draining) return DRAINING
+        /** The app, unless the limits refuse the request (a decision is noted for the headers either way). */
+        const limited = (checks: ReadonlyArray<RateLimitCheck>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> => {
+          if (checks.length === 0) return app
+          if (limiter.checkNow !== undefined) {
+            // In-process buckets: decided here and now, no effect to run.
+            const now = limiter.checkNow(checks)
+            if (now === null) return app
+            decision = now
+            return now.allowed ? app : Effect.succeed(rateLimitedResponse(now))
+          }
+          return Effect.flatMap(limiter.check(checks), (outcome) => {
+            if (Option.isNone(outcome)) return app
+            decision = outcome.value
+            return outcome.value.allowed ? app : Effect.succeed(rateLimitedResponse(outcome.value))
+          })
+        }
+
+        const admit = (): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> => {
+          if (lifecycle.draining) return Effect.succeed(DRAINING)
           // A declared length over the cap is refused here, unread (see BUN_BODY_LIMIT).
-          if (declared !== undefined && Number(declared) > config.maxBodyBytes) return tooLarge
+          if (declared !== undefined && Number(declared) > config.maxBodyBytes) return Effect.succeed(tooLarge)
           const queryAt = request.url.indexOf("?")
           const path = queryAt === -1 ? request.url : request.url.slice(0, queryAt)
-          const checks: Array<RateLimitCheck> = []
           if (isPublicSurface(path)) {
-            const ip = clientIp(request, config.trustProxy)
-            checks.push({ bucket: "ip:" + ip, rule: rules.apiIp })
-            const token = bearerToken(request.headers["authorization"])
-            if (token !== undefined && rules.apiKey.limit > 0) checks.push({ bucket: keyBucket(token), rule: rules.apiKey })
-          } else if (isSignIn(request.method, path)) {
-            checks.push({ bucket: "auth-ip:" + clientIp(request, config.trustProxy), rule: rules.authIp })
-            if (rules.authEmail.limit > 0) {
-              // The body stays readable afterwards: the platform caches it.
-              const body = yield* Effect.orElseSucceed(served.json, () => null)
-              const email = typeof body === "object" && body !== null && "email" in body ? body.email : undefined
-              if (typeof email === "string" && email.trim() !== "") {
-                checks.push({ bucket: "auth-email:" + email.trim().toLowerCase().slice(0, 320), rule: rules.authEmail })
-              }
-            }
+            const checks: Array<RateLimitCheck> = [{ bucket: "ip:" + clientIp(request, config.trustProxy), rule: rules.apiIp }]
+            const token = rules.apiKey.limit > 0 ? bearerToken(request.headers["authorization"]) : undefined
+            if (token !== undefined) checks.push({ bucket: keyBucket(token), rule: rules.apiKey })
+            return limited(checks)
           }
-          if (checks.length > 0) {
-            const outcome = yield* limiter.check(checks)
-            if (Option.isSome(outcome)) {
-              decision = outcome.value
-              if (!outcome.value.allowed) return rateLimitedResponse(outcome.value)
+          if (!isSignIn(request.method, path)) return app
+          const checks: Array<RateLimitCheck> = [{ bucket: "auth-ip:" + clientIp(request, config.trustProxy), rule: rules.authIp }]
+          if (rules.authEmail.limit <= 0) return limited(checks)
+          // The body stays readable afterwards: the platform caches it.
+          return Effect.flatMap(Effect.orElseSucceed(served.json, () => null), (body) => {
+            const email = typeof body === "object" && body !== null && "email" in body ? body.email : undefined
+            if (typeof email === "string" && email.trim() !== "") {
+              checks.push({ bucket: "auth-email:" + email.trim().toLowerCase().slice(0, 320), rule: rules.authEmail })
             }
-          }
-          return yield* app
-        })
+            return limited(checks)
+          })
+        }
+
+        const serve = Effect.flatMap(
+          HttpApp.appendPreResponseHandler((_request, response) => Effect.sync(() => finish(response))),
+          admit
+        )
 
         return serve.pipe(
           // One merge (one copy of the request's context) for both entries.

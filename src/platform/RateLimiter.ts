@@ -38,6 +38,11 @@ export interface RateLimiterShape {
   readonly rules: RateLimitRules
   /** Takes one token from each bucket (all or none). None when no rule applies (all off). */
   readonly check: (checks: ReadonlyArray<RateLimitCheck>) => Effect.Effect<Option.Option<RateLimitDecision>>
+  /**
+   * The same check, answered at once when the buckets are in this process (no Redis): the
+   * decision, or null when no rule applies. Undefined with Redis: use `check`.
+   */
+  readonly checkNow: ((checks: ReadonlyArray<RateLimitCheck>) => RateLimitDecision | null) | undefined
   /** The JavaScript tag's collect endpoint: per site (RATE_LIMIT_COLLECT_SITE). */
   readonly checkSite: (siteId: string) => Effect.Effect<Option.Option<RateLimitDecision>>
 }
@@ -272,11 +277,19 @@ export const RateLimiterLive = Layer.scoped(
       }
     }
 
+    const takeNow = (checks: ReadonlyArray<RateLimitCheck>): RateLimitDecision | null => {
+      const on = active(checks)
+      if (on.length === 0) return null
+      const decision = memory.take(on)
+      if (!decision.allowed) metrics.rateLimited++
+      return decision
+    }
+
     const check: RateLimiterShape["check"] = (checks) => {
+      if (store === undefined) return Effect.sync(() => Option.fromNullable(takeNow(checks)))
       const on = active(checks)
       if (on.length === 0) return Effect.succeed(Option.none())
-      const result = store === undefined ? Effect.succeed(Option.some(memory.take(on))) : viaRedis(on)
-      return Effect.tap(result, (decision) =>
+      return Effect.tap(viaRedis(on), (decision) =>
         Effect.sync(() => {
           if (Option.isSome(decision) && !decision.value.allowed) metrics.rateLimited++
         }))
@@ -286,6 +299,7 @@ export const RateLimiterLive = Layer.scoped(
       store: store === undefined ? "memory" : "redis",
       rules,
       check,
+      checkNow: store === undefined ? takeNow : undefined,
       checkSite: (siteId) => check([{ bucket: `site:${siteId}`, rule: rules.collectSite }])
     })
   })
