@@ -30,5 +30,6 @@ describe.skipIf(!serverUrl)("revocation across server processes (PostgreSQL serv
       await a.dispose()
       await b.dispose()
     }
-  })
+    // With TEST_SERVERS=2 each app is two server processes: four start here.
+  }, 60_000)
 })

@@ -52,14 +52,31 @@ const INVALID = new Unauthorized({ error: "invalid API key" })
  */
 const makeKeyCache = () => {
   const entries = new Map<string, KeyLookup | null>()
+  // Bumped by every invalidation: a database read that began before one may be older than it,
+  // so its answer is not cached (else a revoke landing during the read would be undone).
+  let generation = 0
   return {
     get: (hash: string) => entries.get(hash),
-    set: (hash: string, value: KeyLookup | null) => {
+    generation: () => generation,
+    /** Caches `value` unless an invalidation happened since `readAt` (a generation()). */
+    set: (hash: string, value: KeyLookup | null, readAt: number) => {
+      if (readAt !== generation) return
       if (entries.size >= CACHE_MAX) entries.clear()
       entries.set(hash, value)
     },
-    delete: (hash: string) => entries.delete(hash),
-    clear: () => entries.clear()
+    /** The cached key has a last use in the database now. */
+    markUsed: (hash: string) => {
+      const entry = entries.get(hash)
+      if (entry) entries.set(hash, { ...entry, used: true })
+    },
+    delete: (hash: string) => {
+      generation++
+      entries.delete(hash)
+    },
+    clear: () => {
+      generation++
+      entries.clear()
+    }
   }
 }
 
@@ -136,9 +153,10 @@ export const ApiKeysLive = Layer.scoped(
     const lookup = (hash: string) => {
       const cached = cache.get(hash)
       if (cached !== undefined) return Effect.succeed(cached)
+      const readAt = cache.generation()
       return Effect.map(repo.findByHash(hash), (found) => {
         const value = Option.getOrNull(found)
-        if (listening) cache.set(hash, value)
+        if (listening) cache.set(hash, value, readAt)
         return value
       })
     }
@@ -153,10 +171,22 @@ export const ApiKeysLive = Layer.scoped(
       const token = space === -1 ? "" : header.slice(space + 1).trim()
       if (token === "") return Effect.fail(EMPTY)
       if (!token.startsWith(KEY_PREFIX)) return Effect.fail(INVALID)
-      return Effect.flatMap(lookup(hashing.hash(token)), (key) => {
+      const hash = hashing.hash(token)
+      return Effect.flatMap(lookup(hash), (key) => {
         if (key === null || key.revoked) return Effect.fail(INVALID)
-        pendingLastUsed.set(key.id, new Date())
-        return Effect.succeed({ accountId: key.accountId, keyId: key.id })
+        const at = new Date()
+        pendingLastUsed.set(key.id, at)
+        const current = { accountId: key.accountId, keyId: key.id }
+        if (key.used) return Effect.succeed(current)
+        // A key's first use is written at once (later ones in batches): the key list of every
+        // server process, not only this one's pending times, shows that it has been used.
+        return repo.touch([{ id: key.id, at }]).pipe(
+          Effect.exit,
+          Effect.map((written) => {
+            if (Exit.isSuccess(written)) cache.markUsed(hash)
+            return current
+          })
+        )
       })
     }
 

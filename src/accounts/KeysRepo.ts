@@ -17,6 +17,8 @@ export interface KeyLookup {
   readonly id: string
   readonly accountId: number
   readonly revoked: boolean
+  /** last_used_at is set: the key has been used (by any process) before. */
+  readonly used: boolean
 }
 
 export interface ApiKeysRepoShape {
@@ -61,7 +63,8 @@ export const ApiKeysRepoLive = Layer.effect(
           returning ${cols}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
       findByHash: (keyHash) =>
         sql<KeyLookup>`
-          select id::text as id, account_id::int as "accountId", revoked_at is not null as revoked
+          select id::text as id, account_id::int as "accountId", revoked_at is not null as revoked,
+            last_used_at is not null as used
           from api_keys where key_hash = ${keyHash}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
       touch: (entries) =>
         entries.length === 0

@@ -122,7 +122,8 @@ export const makeFakeRepositories = () => {
         Option.map(Option.fromNullable(store.keys.find((k) => k.keyHash === keyHash)), (k) => ({
           id: k.id,
           accountId: k.accountId,
-          revoked: k.revokedAt !== null
+          revoked: k.revokedAt !== null,
+          used: k.lastUsedAt !== null
         }))
       ),
     touch: (entries) =>

@@ -6,16 +6,29 @@ export interface RunningServer {
   readonly process: ReturnType<typeof Bun.spawn>
   /** Everything the process wrote to stdout so far. */
   readonly stdout: () => string
+  /** Everything the process wrote to stderr so far. */
+  readonly stderr: () => string
   readonly stop: (signal?: NodeJS.Signals) => Promise<number>
 }
 
 export const GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
 
-export const startServer = async (env: Record<string, string>, timeoutMs = 45_000): Promise<RunningServer> => {
+export interface StartOptions {
+  /** The script to run, relative to the project root (default `src/main.ts`). */
+  readonly entry?: string
+  /** Start from this environment instead of the test process's own (HOST, PORT and `env` still win). */
+  readonly baseEnv?: Record<string, string | undefined>
+}
+
+export const startServer = async (
+  env: Record<string, string>,
+  timeoutMs = 45_000,
+  options: StartOptions = {}
+): Promise<RunningServer> => {
   const port = 20000 + Math.floor(Math.random() * 30000)
-  const child = Bun.spawn(["bun", "run", "src/main.ts"], {
+  const child = Bun.spawn(["bun", "run", options.entry ?? "src/main.ts"], {
     cwd: join(import.meta.dir, "..", ".."),
-    env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), ...env },
+    env: { ...(options.baseEnv ?? process.env), HOST: "127.0.0.1", PORT: String(port), ...env },
     stdout: "pipe",
     stderr: "pipe"
   })
@@ -51,6 +64,7 @@ export const startServer = async (env: Record<string, string>, timeoutMs = 45_00
     base,
     process: child,
     stdout: () => out,
+    stderr: () => err,
     stop: async (signal = "SIGTERM") => {
       if (child.exitCode === null) child.kill(signal)
       return await child.exited

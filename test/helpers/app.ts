@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
 import { ApiLive, makeServices, type Repositories, RepositoriesLive } from "../../src/layers.js"
 import { agentsConfigTest, type AgentsConfigShape } from "../../src/agents/Config.js"
@@ -10,12 +10,18 @@ import { runMigrations } from "../../src/platform/Migrations.js"
 import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
 import { visibilityConfigTest, type VisibilityConfigShape } from "../../src/visibility/Visibility.js"
 import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
+import { fixedClock } from "./clock.js"
+import { makeServerApp, planServers, twoServerMode } from "./servers.js"
 
 export type Backend = "fake" | "pglite" | "postgres"
 
-/** Database back ends the database tests run on: always the embedded one, plus a server when TEST_DATABASE_URL is set. */
+/**
+ * Database back ends the database tests run on: always the embedded one, plus a server when TEST_DATABASE_URL
+ * is set. With TEST_SERVERS=2 only the server (as two processes, test/helpers/servers.ts): the plain runs
+ * cover the embedded one.
+ */
 export const databaseBackends = (): ReadonlyArray<Backend> =>
-  process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]
+  twoServerMode() ? ["postgres"] : process.env.TEST_DATABASE_URL ? ["pglite", "postgres"] : ["pglite"]
 
 const migrated = <E, R>(layer: Layer.Layer<any, E, R>) =>
   Layer.effectDiscard(runMigrations.pipe(Effect.orDie)).pipe(Layer.provideMerge(layer))
@@ -41,26 +47,41 @@ export interface TestApp {
   readonly dispose: () => Promise<void>
 }
 
-/** The whole application, in process (no port), on the chosen back end. */
-export const makeTestApp = async (
-  backend: Backend,
-  options: {
-    /** postgres only: this database URL (e.g. one schema shared by two apps, as two server processes would). */
-    readonly serverUrl?: string
-    /** Database back ends only: the SqlClient the repositories get (e.g. one that can be made to fail). */
-    readonly wrapSql?: (sql: SqlClient.SqlClient) => SqlClient.SqlClient
-    /** Ingestion limits and spool (default: the defaults and a fresh temp spool directory). */
-    readonly ingest?: Partial<IngestConfigShape>
-    /** Visibility reads (e.g. a small fan-out group cap); default the defaults. */
-    readonly visibility?: Partial<VisibilityConfigShape>
-    /** Agent analytics: retention horizons, sweep interval, the tag's rate limit (default: the defaults). */
-    readonly agents?: Partial<AgentsConfigShape>
-    /** A fixed "now" for the app's Clock (src/platform/Time.ts), so "today" is known; sleeping stays real. */
-    readonly now?: Date
-    /** Server settings (e.g. rate limits, REDIS_URL); default appConfigTest's (rate limits off). */
-    readonly config?: Partial<AppConfigShape>
-  } = {}
-): Promise<TestApp> => {
+export interface TestAppOptions {
+  /** postgres only: this database URL (e.g. one schema shared by two apps, as two server processes would). */
+  readonly serverUrl?: string
+  /** Database back ends only: the SqlClient the repositories get (e.g. one that can be made to fail). */
+  readonly wrapSql?: (sql: SqlClient.SqlClient) => SqlClient.SqlClient
+  /** Ingestion limits and spool (default: the defaults and a fresh temp spool directory). */
+  readonly ingest?: Partial<IngestConfigShape>
+  /** Visibility reads (e.g. a small fan-out group cap); default the defaults. */
+  readonly visibility?: Partial<VisibilityConfigShape>
+  /** Agent analytics: retention horizons, sweep interval, the tag's rate limit (default: the defaults). */
+  readonly agents?: Partial<AgentsConfigShape>
+  /** A fixed "now" for the app's Clock (src/platform/Time.ts), so "today" is known; sleeping stays real. */
+  readonly now?: Date
+  /** Server settings (e.g. rate limits, REDIS_URL); default appConfigTest's (rate limits off). */
+  readonly config?: Partial<AppConfigShape>
+}
+
+/**
+ * The whole application, in process (no port), on the chosen back end. With TEST_SERVERS=2 (and
+ * TEST_DATABASE_URL), "postgres" is two real server processes on one schema instead, requests
+ * alternating between them (test/helpers/servers.ts), unless an option cannot cross a process boundary.
+ */
+export const makeTestApp = async (backend: Backend, options: TestAppOptions = {}): Promise<TestApp> => {
+  if (backend === "postgres" && twoServerMode()) {
+    const url = options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!)
+    const plan = planServers(url, options)
+    if (plan._tag === "servers") return makeServerApp(url, plan)
+    // This app falls back to the in-process handler (plan.why says which option forced it).
+    console.info(`TEST_SERVERS=2: this app runs in process (${plan.why})`)
+    return makeInProcessApp(backend, { ...options, serverUrl: url })
+  }
+  return makeInProcessApp(backend, options)
+}
+
+const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Promise<TestApp> => {
   const { wrapSql } = options
   const withSql = <E, R>(db: Layer.Layer<SqlClient.SqlClient | Database, E, R>) =>
     wrapSql === undefined
@@ -102,19 +123,7 @@ export const makeTestApp = async (
   }
 }
 
-/** A Clock standing still at `at` (sleep delegates to the real clock). */
-export const fixedClock = (at: Date): Clock.Clock => {
-  const real = Clock.make()
-  const ms = at.getTime()
-  return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: () => ms,
-    currentTimeMillis: Effect.succeed(ms),
-    unsafeCurrentTimeNanos: () => BigInt(ms) * 1_000_000n,
-    currentTimeNanos: Effect.succeed(BigInt(ms) * 1_000_000n),
-    sleep: (duration) => real.sleep(duration)
-  }
-}
+export { fixedClock }
 
 export const json = async (response: Response): Promise<unknown> => JSON.parse(await response.text())
 
