@@ -39,6 +39,8 @@ export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, ApiKeysShape>() {}
 export const REVOCATION_CHANNEL = "aiv_api_key_revoked"
 const NAME_MAX = 80
 const CACHE_MAX = 100_000
+/** How long a revoke waits for the other server processes to confirm they dropped the key. */
+const ACK_WAIT = Duration.seconds(2)
 
 const MISSING = new Unauthorized({ error: "missing Authorization header" })
 const NOT_BEARER = new Unauthorized({ error: "Authorization must be Bearer <token>" })
@@ -123,18 +125,37 @@ export const ApiKeysLive = Layer.scoped(
     const probe = `probe:${crypto.randomUUID()}`
     let listening = false
     const heard = yield* Deferred.make<void>()
+    /** Revokes of this process waiting for the other processes to confirm (key hash -> waiters). */
+    const awaitingAcks = new Map<string, Array<{ readonly pending: Set<string>; readonly done: Deferred.Deferred<void> }>>()
+    const ACK_PREFIX = `ack:`
     yield* database.listen(REVOCATION_CHANNEL).pipe(
-      Stream.runForEach((payload) =>
-        Effect.sync(() => {
-          if (payload === probe) {
-            if (!listening) cache.clear()
-            listening = true
-            Deferred.unsafeDone(heard, Exit.void)
-          } else {
-            cache.delete(payload)
+      Stream.runForEach((payload) => {
+        if (payload === probe) {
+          if (!listening) cache.clear()
+          listening = true
+          Deferred.unsafeDone(heard, Exit.void)
+          return Effect.void
+        }
+        if (payload.startsWith(ACK_PREFIX)) {
+          // "ack:<instance>:<key hash>": that process has dropped the key from its cache.
+          const rest = payload.slice(ACK_PREFIX.length)
+          const colon = rest.indexOf(":")
+          const from = rest.slice(0, colon)
+          for (const waiter of awaitingAcks.get(rest.slice(colon + 1)) ?? []) {
+            waiter.pending.delete(from)
+            if (waiter.pending.size === 0) Deferred.unsafeDone(waiter.done, Exit.void)
           }
-        })
-      ),
+          return Effect.void
+        }
+        if (payload.startsWith("probe:")) return Effect.void
+        cache.delete(payload)
+        // Tell the revoking process this one will not answer from its cache any more.
+        return database.notify(REVOCATION_CHANNEL, `${ACK_PREFIX}${database.instanceId}:${payload}`).pipe(
+          Effect.catchAllCause(() => Effect.void),
+          Effect.forkDaemon,
+          Effect.asVoid
+        )
+      }),
       Effect.zipLeft(Effect.fail("listen ended")),
       Effect.onExit(() => Effect.sync(() => (listening = false))),
       Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
@@ -242,9 +263,26 @@ export const ApiKeysLive = Layer.scoped(
           Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("api key not found")), onSome: Effect.succeed }))
         )
         cache.delete(row.keyHash)
+        // Effective on the next request in every process: the revoke answers once each other live
+        // process has dropped the key (its ack), or after ACK_WAIT (a process whose LISTEN is down
+        // does not trust its cache anyway, and reads the database).
+        const peers = yield* database.peers(REVOCATION_CHANNEL).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+        const waiter = { pending: new Set(peers), done: yield* Deferred.make<void>() }
+        if (peers.length > 0) awaitingAcks.set(row.keyHash, [...(awaitingAcks.get(row.keyHash) ?? []), waiter])
         yield* database.notify(REVOCATION_CHANNEL, row.keyHash).pipe(
           Effect.catchAllCause(Effect.logWarning)
         )
+        if (peers.length > 0) {
+          yield* Deferred.await(waiter.done).pipe(
+            Effect.timeout(ACK_WAIT),
+            Effect.catchAll(() => Effect.logWarning(`revoke: no confirmation from ${waiter.pending.size} server process(es)`)),
+            Effect.ensuring(Effect.sync(() => {
+              const left = (awaitingAcks.get(row.keyHash) ?? []).filter((w) => w !== waiter)
+              if (left.length === 0) awaitingAcks.delete(row.keyHash)
+              else awaitingAcks.set(row.keyHash, left)
+            }))
+          )
+        }
         return view(row, pendingLastUsed.get(row.id))
       })
 

@@ -20,6 +20,14 @@ export interface DatabaseShape {
   readonly notify: (channel: string, payload: string) => Effect.Effect<void, SqlError>
   /** Succeeds once the database answers and the migrations table exists. */
   readonly ping: Effect.Effect<void, SqlError>
+  /**
+   * The other server processes listening on `channel` of this database: each one's connections
+   * carry its instance id (application_name `ai-visibility/<id>`), and its listening connection's
+   * last statement is the LISTEN. Empty on the embedded database (one process owns it) and in memory.
+   */
+  readonly peers: (channel: string) => Effect.Effect<ReadonlyArray<string>, SqlError>
+  /** This process's instance id (see peers). */
+  readonly instanceId: string
   /** Connection pool usage, for /metrics (server back end only). */
   readonly poolStats?: () => { readonly total: number; readonly idle: number; readonly waiting: number; readonly max: number }
 }
@@ -68,8 +76,11 @@ class PreparingClient extends Pg.Client {
 
 const POOL_MAX = 10
 
+const APPLICATION = "ai-visibility/"
+
 const serverLayer = (url: Redacted.Redacted) => {
   let current: Pg.Pool | undefined
+  const instanceId = crypto.randomUUID()
   const client = PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
       Effect.sync(() => {
@@ -77,7 +88,7 @@ const serverLayer = (url: Redacted.Redacted) => {
           connectionString: Redacted.value(url),
           max: POOL_MAX,
           idleTimeoutMillis: 30_000,
-          application_name: "ai-visibility",
+          application_name: APPLICATION + instanceId,
           types: pgTypes,
           Client: PreparingClient
         })
@@ -95,6 +106,14 @@ const serverLayer = (url: Redacted.Redacted) => {
       kind: "pg",
       listen: (channel) => pg.listen(channel),
       ...sqlNotifyAndPing(pg),
+      instanceId,
+      peers: (channel) =>
+        pg<{ id: string }>`
+          select distinct substr(application_name, ${APPLICATION.length + 1}) as id from pg_stat_activity
+          where datname = current_database() and application_name like ${APPLICATION + "%"}
+            and query = ${`LISTEN "${channel}"`}`.pipe(
+          Effect.map((rows) => rows.map((row) => row.id).filter((id) => id !== instanceId))
+        ),
       poolStats: () => ({
         total: current?.totalCount ?? 0,
         idle: current?.idleCount ?? 0,
@@ -177,6 +196,8 @@ const embeddedLayer = (dataDir: string) =>
       const database: DatabaseShape = {
         kind: "pglite",
         ...sqlNotifyAndPing(client),
+        instanceId: "embedded",
+        peers: () => Effect.succeed([]),
         listen: (channel) =>
           Stream.asyncPush<string, SqlError>((emit) =>
             Effect.acquireRelease(

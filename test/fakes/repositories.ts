@@ -235,6 +235,8 @@ export const FakeDatabase = Layer.effect(
         Stream.map((message) => message.payload)
       ),
     notify: (channel: string, payload: string) => Effect.asVoid(PubSub.publish(hub, { channel, payload })),
-    ping: Effect.void
+    ping: Effect.void,
+    instanceId: "memory",
+    peers: () => Effect.succeed([])
   }))
 )
