@@ -26,11 +26,12 @@ const has = (cmd: string) => spawnSync(["sh", "-c", `command -v ${cmd}`]).exitCo
 if (!has("wrk")) throw new Error("wrk is missing: apt-get install wrk")
 const pin = (core: number, argv: Array<string>) => (has("taskset") ? ["taskset", "-c", String(core), ...argv] : argv)
 
-const waitFor = async (target: string) => {
+const waitFor = async (target: string, ok = (_status: number) => true) => {
   for (let i = 0; i < 200; i++) {
     try {
-      await fetch(target)
-      return
+      // Bun listens before the app is installed (404 until then): wait for a real answer.
+      if (ok((await fetch(target)).status)) return
+      await Bun.sleep(100)
     } catch {
       await Bun.sleep(100)
     }
@@ -52,13 +53,20 @@ const ours = spawn(pin(0, ["bun", "run", "src/main.ts"]), {
   stdout: "ignore",
   stderr: "inherit"
 })
-await waitFor("http://127.0.0.1:18181/healthz")
+// Whatever happens next, the servers do not outlive the bench.
+process.on("exit", () => {
+  ours.kill()
+  baseline?.kill()
+})
+let baseline: ReturnType<typeof spawn> | undefined
+await waitFor("http://127.0.0.1:18181/healthz", (status) => status === 200)
+if (ours.exitCode !== null) throw new Error("our server exited (is port 18181 taken?)")
 
 // Seed through the real API: an account with 5 brands and a key.
 const base = "http://127.0.0.1:18181"
 const { key } = await seedAccount(base, databaseUrl, ["alpha", "bravo", "charlie", "delta", "echo"])
 
-const baseline = spawn(pin(0, ["bun", "run", "bench/baseline-brands-server.ts"]), {
+baseline = spawn(pin(0, ["bun", "run", "bench/baseline-brands-server.ts"]), {
   env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "18182" },
   stdout: "ignore",
   stderr: "inherit"
@@ -94,6 +102,7 @@ for (let round = 0; round < rounds; round++) {
 ours.kill()
 baseline.kill()
 await Promise.all([ours.exited, baseline.exited])
+baseline = undefined
 await admin.unsafe(`drop database ${dbName} with (force)`)
 await admin.end()
 
