@@ -1,6 +1,7 @@
 /**
  * Hostile bodies (issue 9): a gzip bomb (1 GiB of zeros in about 1 MiB) to the drain, and a 100 MB
- * body to the drain, the batch endpoint and the login endpoint. Each must be refused (drain: 200
+ * body to the drain, the batch endpoint and the login endpoint (and chunked, no declared length, to
+ * login). Each must be refused (drain: 200
  * with nothing stored, as spec 4.2 rule 5 asks; others 413 or a closed connection) without the
  * server's memory following the body: prints the server's peak RSS before and after.
  *
@@ -51,6 +52,28 @@ try {
   await send("100 MB body to the drain", drain, big)
   await send("100 MB body to the batch endpoint", `${server.base}/api/public/v1/agents/ingest`, big, { "content-type": "application/json" })
   await send("100 MB body to login", `${server.base}/api/v1/auth/login`, big, { "content-type": "application/json" })
+  // The same 100 MB without a declared length (chunked): counted as it is read, refused past the cap.
+  {
+    const started = performance.now()
+    const chunk = new Uint8Array(1024 * 1024).fill(0x61)
+    let sent = 0
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 100) return controller.close()
+        sent++
+        controller.enqueue(chunk)
+      }
+    })
+    let outcome: string
+    try {
+      const init = { method: "POST", headers: { "content-type": "application/json" }, body: stream, duplex: "half" }
+      const response = await fetch(`${server.base}/api/v1/auth/login`, init as RequestInit)
+      outcome = `${response.status} ${(await response.text()).slice(0, 120)}`
+    } catch (error) {
+      outcome = `connection closed (${(error as Error).message.slice(0, 50)})`
+    }
+    console.log(`  100 MB chunked body to login (${sent} MiB sent): ${outcome}; ${((performance.now() - started) / 1000).toFixed(1)} s; server peak RSS ${(await peakRssMiB(pid)).toFixed(0)} MiB`)
+  }
   const health = await fetch(`${server.base}/healthz`)
   console.log(`  afterwards /healthz ${health.status}; rows stored: ${await (async () => {
     const postgres = (await import("postgres")).default
