@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freePort } from "./hardening/server.js"
 
 /** The one test that starts the real server (`bun run start`) on a port, on a fresh embedded database. */
 describe("smoke: the real server", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "aiv-smoke-"))
-  const port = 20000 + Math.floor(Math.random() * 20000)
+  const port = freePort()
   const base = `http://127.0.0.1:${port}`
   let server: ReturnType<typeof Bun.spawn>
 

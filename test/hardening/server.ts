@@ -20,12 +20,39 @@ export interface StartOptions {
   readonly baseEnv?: Record<string, string | undefined>
 }
 
+/**
+ * A port nobody listens on now, from the system (a random pick in a fixed range could be an
+ * outgoing connection's ephemeral port, and did collide under the two-process suite).
+ */
+export const freePort = (): number => {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response(null) })
+  const port = probe.port
+  probe.stop(true)
+  if (port === undefined) throw new Error("no free port")
+  return port
+}
+
 export const startServer = async (
   env: Record<string, string>,
   timeoutMs = 45_000,
   options: StartOptions = {}
 ): Promise<RunningServer> => {
-  const port = 20000 + Math.floor(Math.random() * 30000)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(env, timeoutMs, options)
+    } catch (error) {
+      // Taken between the probe and the bind: another port.
+      if (attempt >= 3 || !String(error).includes("in use")) throw error
+    }
+  }
+}
+
+const startServerOnce = async (
+  env: Record<string, string>,
+  timeoutMs: number,
+  options: StartOptions
+): Promise<RunningServer> => {
+  const port = freePort()
   const child = Bun.spawn(["bun", "run", options.entry ?? "src/main.ts"], {
     cwd: join(import.meta.dir, "..", ".."),
     env: { ...(options.baseEnv ?? process.env), HOST: "127.0.0.1", PORT: String(port), ...env },

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Client } from "pg"
-import { brandOver, drainBody, keyOver, type RunningServer, signupOver, startServer } from "./server.js"
+import { brandOver, drainBody, freePort, keyOver, type RunningServer, signupOver, startServer } from "./server.js"
 
 /**
  * Two server processes on one PostgreSQL database and one Redis (issue 9): a key revoked through
@@ -44,7 +44,7 @@ describe.skipIf(!base)("two server processes, one database", () => {
     url.pathname = `/${dbName}`
     databaseUrl = url.toString()
     if (redisUrl === undefined && Bun.which("redis-server") !== null) {
-      const port = 21000 + Math.floor(Math.random() * 20000)
+      const port = freePort()
       ownRedis = Bun.spawn(["redis-server", "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
         stdout: "ignore",
         stderr: "ignore"

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { freePort } from "../hardening/server.js"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { sampleAgents, sampleIndustryMetrics, sampleModel, samplePages, sampleSnapshots } from "./sample-data.js"
 
@@ -21,7 +22,7 @@ if (!haveChromium && process.env.CI) throw new Error(`${CHROMIUM} is missing: .c
 describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "aiv-browser-"))
   const profileDir = mkdtempSync(join(tmpdir(), "aiv-chromium-"))
-  const port = 20000 + Math.floor(Math.random() * 20000)
+  const port = freePort()
   const base = `http://127.0.0.1:${port}`
   let server: ReturnType<typeof Bun.spawn>
   let browser: Browser
