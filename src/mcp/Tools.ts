@@ -1,7 +1,7 @@
 import { Tool, Toolkit } from "@effect/ai"
 import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { OpenApi } from "@effect/platform"
-import { Context, Effect, Option, Schema, SchemaAST } from "effect"
+import { Context, Effect, JSONSchema, Option, Schema, SchemaAST } from "effect"
 import { PublicApi } from "../api.js"
 import { InProcessApp, readJson } from "../web/InProcess.js"
 
@@ -58,6 +58,22 @@ const typeSideFields = (fields: Schema.Struct.Fields): Schema.Struct.Fields => {
   return out
 }
 
+/**
+ * The tool's parameters as the REST endpoint would take them: the caller (an AI assistant) is shown
+ * the endpoint's exact JSON Schema, but what it sends is not rejected here. The REST endpoint checks
+ * it, so a bad value gets the API's own answer (`{"error":"invalid limit: ..."}`) as the tool error
+ * rather than the toolkit's decode report.
+ */
+const lenientParameters = (fields: Schema.Struct.Fields) => {
+  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
+  const shown = JSONSchema.fromAST(Schema.Struct(fields).ast, { definitions, topLevelReferenceStrategy: "skip" })
+  const lenient: Record<string, Schema.PropertySignature.Any> = {}
+  for (const name of Object.keys(fields)) lenient[name] = Schema.optional(Schema.Unknown)
+  return Schema.Struct(lenient).annotations({
+    jsonSchema: Object.keys(definitions).length === 0 ? shown : { ...shown, $defs: definitions }
+  })
+}
+
 export interface ReadEndpointTool {
   readonly name: string
   readonly description: string
@@ -80,10 +96,10 @@ export const readEndpointTools: ReadonlyArray<ReadEndpointTool> = Object.values(
         .join(" ")
       const tool = Tool.make(name, {
         description,
-        parameters: typeSideFields({ ...structFields(endpoint.pathSchema), ...structFields(endpoint.urlParamsSchema) }),
         success: Schema.Unknown,
         failure: Schema.Unknown
-      }).annotate(Tool.Readonly, true).annotate(Tool.Destructive, false).annotate(Tool.Idempotent, true)
+      }).setParameters(lenientParameters(typeSideFields({ ...structFields(endpoint.pathSchema), ...structFields(endpoint.urlParamsSchema) })))
+        .annotate(Tool.Readonly, true).annotate(Tool.Destructive, false).annotate(Tool.Idempotent, true)
         .annotate(Tool.OpenWorld, false).annotate(Tool.Title, summary || name)
       return { name, description, tool: tool as unknown as Tool.Any, endpoint }
     })
@@ -91,24 +107,32 @@ export const readEndpointTools: ReadonlyArray<ReadEndpointTool> = Object.values(
 
 export const PublicReadToolkit = Toolkit.make(...readEndpointTools.map((entry) => entry.tool))
 
-/** The REST request of a tool call: parameters encoded by the endpoint's own Schemas. */
-const requestUrl = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps, params: Record<string, unknown>) =>
-  Effect.gen(function*() {
-    const encode = (schema: Option.Option<Schema.Schema.Any>) =>
-      Option.match(schema, {
-        onNone: () => Effect.succeed({} as Record<string, unknown>),
-        onSome: (s) => Schema.encodeUnknown(s as AnySchema)(params) as Effect.Effect<Record<string, unknown>, unknown>
-      })
-    const path = yield* encode(endpoint.pathSchema)
-    const query = yield* encode(endpoint.urlParamsSchema)
-    const url = endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(String(path[name] ?? "")))
-    const search = new URLSearchParams()
-    for (const [name, value] of Object.entries(query)) {
-      if (value !== undefined && value !== null) search.set(name, String(value))
-    }
-    const text = search.toString()
-    return text === "" ? url : `${url}?${text}`
+/** A parameter as the text of a URL: numbers and booleans as JSON writes them, objects as JSON. */
+const paramText = (value: unknown): string => (typeof value === "object" ? JSON.stringify(value) : String(value))
+
+/**
+ * The REST request of a tool call, parameters as sent (the endpoint decodes and checks them). A
+ * missing path parameter is refused here, in the API's words: the route would not match.
+ */
+const requestUrl = (
+  endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps,
+  params: Record<string, unknown>
+): Effect.Effect<string, { readonly error: string }> => {
+  let missing: string | undefined
+  const url = endpoint.path.replace(/:(\w+)/g, (_, name: string) => {
+    const value = params[name]
+    if (value === undefined || value === null || value === "") missing ??= name
+    return encodeURIComponent(value === undefined || value === null ? "" : paramText(value))
   })
+  if (missing !== undefined) return Effect.fail({ error: `invalid ${missing}: is missing` })
+  const search = new URLSearchParams()
+  for (const name of Object.keys(structFields(endpoint.urlParamsSchema))) {
+    const value = params[name]
+    if (value !== undefined && value !== null) search.set(name, paramText(value))
+  }
+  const text = search.toString()
+  return Effect.succeed(text === "" ? url : `${url}?${text}`)
+}
 
 /** Handlers: run the REST request in process with the caller's key; a non-2xx answer is a tool error with its body. */
 export const PublicReadToolkitLive = PublicReadToolkit.toLayer(
@@ -120,7 +144,7 @@ export const PublicReadToolkitLive = PublicReadToolkit.toLayer(
         Effect.gen(function*() {
           const caller = yield* Effect.serviceOption(McpCaller)
           if (Option.isNone(caller)) return yield* Effect.fail({ error: "missing Authorization header" })
-          const url = yield* Effect.mapError(requestUrl(endpoint, params), () => ({ error: "invalid request" }))
+          const url = yield* requestUrl(endpoint, params)
           const response = yield* inProcess.run({ method: "GET", url, headers: { authorization: caller.value.authorization } })
           const { body, status } = yield* readJson(response)
           return status >= 200 && status < 300 ? body : yield* Effect.fail(body)

@@ -115,6 +115,28 @@ describe("MCP server (official SDK client)", () => {
     await client.close()
   })
 
+  it("answers arguments the endpoint refuses with the endpoint's own 400 body", async () => {
+    const client = await connect(`Bearer ${key}`)
+    const text = (result: Awaited<ReturnType<typeof client.callTool>>) => JSON.parse((result.content as Array<{ text: string }>)[0]!.text)
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ slug: "acme", limit: "abc" }, "/brands/acme/agents/pages?limit=abc"],
+      [{ slug: "acme", limit: 0 }, "/brands/acme/agents/pages?limit=0"],
+      [{ slug: "acme", range: "5d" }, "/brands/acme/agents/pages?range=5d"],
+      [{ slug: "Not A Slug" }, "/brands/Not%20A%20Slug/agents/pages"]
+    ]
+    for (const [args, path] of cases) {
+      const result = await client.callTool({ name: "get_brand_agent_pages", arguments: args })
+      const expected = await rest(path)
+      expect(expected.status).toBe(400)
+      expect(result.isError).toBe(true)
+      expect(text(result)).toEqual(expected.body)
+    }
+    const noSlug = await client.callTool({ name: "get_brand_agent_pages", arguments: {} })
+    expect(noSlug.isError).toBe(true)
+    expect(text(noSlug)).toEqual({ error: "invalid slug: is missing" })
+    await client.close()
+  })
+
   it("refuses requests without a valid key with the public API's 401 bodies", async () => {
     const cases: Array<[string | undefined, string]> = [
       [undefined, "missing Authorization header"],
