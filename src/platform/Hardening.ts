@@ -222,6 +222,7 @@ const capChunkedBody = (
   onOverflow: () => void
 ): HttpServerRequest.HttpServerRequest => {
   const source = request.source
+  if (request.method === "GET" || request.method === "HEAD") return request
   if (!(source instanceof Request) || source.body === null) return request
   let total = 0
   const counted = source.body.pipeThrough(
