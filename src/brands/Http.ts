@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { CurrentAccount, CurrentUser } from "../accounts/Api.js"
 import { ServerApi } from "../api.js"
 import { encodedJson } from "../platform/FastJson.js"
-import { BrandList } from "./Api.js"
+import { Brand, BrandList } from "./Api.js"
 import { Brands, brandWire } from "./Brands.js"
 
 export const BrandsHttpLive = HttpApiBuilder.group(ServerApi, "brands", (handlers) =>
@@ -19,7 +19,9 @@ export const BrandsHttpLive = HttpApiBuilder.group(ServerApi, "brands", (handler
               count: list.count,
               limit: list.limit
             }))))
-      .handle("get", ({ path }) => Effect.flatMap(CurrentAccount, ({ accountId }) => brands.get(accountId, path.slug)))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(CurrentAccount, ({ accountId }) =>
+          Effect.map(brands.get(accountId, path.slug), (brand) => encodedJson(Brand, brandWire(brand)))))
   }))
 
 export const DashboardBrandsHttpLive = HttpApiBuilder.group(ServerApi, "dashboardBrands", (handlers) =>
