@@ -149,22 +149,26 @@ export const AgentsServiceLive = Layer.effect(
         repo.pages(brand.accountId, brand.id, { ...query, from: window.from, to: window.to, days: window.days })
       )
 
+    /** The TOP_PAGES most crawled paths of the window, under a crawler filter. */
+    const topPagesOf = (brand: BrandRow, window: ReturnType<typeof rangeWindow>, filter: CrawlerFilter) =>
+      pagesOf(brand, window, {
+        filter,
+        folder: null,
+        q: null,
+        status: null,
+        sort: "hits",
+        dir: "desc",
+        limit: TOP_PAGES,
+        offset: 0
+      })
+
     const dashboard: AgentsShape["dashboard"] = (accountId, slug, params, publicBase) =>
       Effect.gen(function*() {
         const { brand, range, window } = yield* context(accountId, slug, params.range)
         const filter = filterOf(params)
         const [daily, top, cover] = yield* Effect.all([
           repo.daily(accountId, brand.id, window.from, window.to, filter),
-          pagesOf(brand, window, {
-            filter,
-            folder: null,
-            q: null,
-            status: null,
-            sort: "hits",
-            dir: "desc",
-            limit: TOP_PAGES,
-            offset: 0
-          }),
+          topPagesOf(brand, window, filter),
           coverage(brand, window.from, window.to)
         ], { concurrency: "unbounded" })
         let hits = 0
@@ -238,16 +242,7 @@ export const AgentsServiceLive = Layer.effect(
         const noFilter: CrawlerFilter = { bot: null, vendor: null, kind: null }
         const top = (kind: string) =>
           Effect.map(
-            pagesOf(brand, window, {
-              filter: { ...noFilter, kind },
-              folder: null,
-              q: null,
-              status: null,
-              sort: "hits",
-              dir: "desc",
-              limit: TOP_PAGES,
-              offset: 0
-            }),
+            topPagesOf(brand, window, { ...noFilter, kind }),
             (result) => result.rows.map((row) => ({ path: row.path, count: row.hits }))
           )
         const [daily, referrals, searchTop, fetchTop, cover] = yield* Effect.all([
