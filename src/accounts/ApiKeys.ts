@@ -37,6 +37,9 @@ export interface ApiKeysShape {
 export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, ApiKeysShape>() {}
 
 export const REVOCATION_CHANNEL = "aiv_api_key_revoked"
+/** Besides key hashes, the channel carries each process's probe of its own LISTEN and revoke acks. */
+const PROBE_PREFIX = "probe:"
+const ACK_PREFIX = "ack:"
 const NAME_MAX = 80
 const CACHE_MAX = 100_000
 /** How long a revoke waits for the other server processes to confirm they dropped the key. */
@@ -122,12 +125,11 @@ export const ApiKeysLive = Layer.scoped(
     // after each (re)subscription a probe of our own must come back through it, and only then is
     // the cache cleared (dropping whatever was cached while deaf) and filled again. Until then
     // every bearer check reads the database, so a missed notification cannot keep a revoked key.
-    const probe = `probe:${crypto.randomUUID()}`
+    const probe = `${PROBE_PREFIX}${crypto.randomUUID()}`
     let listening = false
     const heard = yield* Deferred.make<void>()
     /** Revokes of this process waiting for the other processes to confirm (key hash -> waiters). */
     const awaitingAcks = new Map<string, Array<{ readonly pending: Set<string>; readonly done: Deferred.Deferred<void> }>>()
-    const ACK_PREFIX = `ack:`
     yield* database.listen(REVOCATION_CHANNEL).pipe(
       Stream.runForEach((payload) => {
         if (payload === probe) {
@@ -147,7 +149,8 @@ export const ApiKeysLive = Layer.scoped(
           }
           return Effect.void
         }
-        if (payload.startsWith("probe:")) return Effect.void
+        // Another process's probe.
+        if (payload.startsWith(PROBE_PREFIX)) return Effect.void
         cache.delete(payload)
         // Tell the revoking process this one will not answer from its cache any more.
         return database.notify(REVOCATION_CHANNEL, `${ACK_PREFIX}${database.instanceId}:${payload}`).pipe(
@@ -267,12 +270,13 @@ export const ApiKeysLive = Layer.scoped(
         // process has dropped the key (its ack), or after ACK_WAIT (a process whose LISTEN is down
         // does not trust its cache anyway, and reads the database).
         const peers = yield* database.peers(REVOCATION_CHANNEL).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
-        const waiter = { pending: new Set(peers), done: yield* Deferred.make<void>() }
-        if (peers.length > 0) awaitingAcks.set(row.keyHash, [...(awaitingAcks.get(row.keyHash) ?? []), waiter])
+        // Registered before the notification goes out, so no ack can come first.
+        const waiter = peers.length === 0 ? undefined : { pending: new Set(peers), done: yield* Deferred.make<void>() }
+        if (waiter !== undefined) awaitingAcks.set(row.keyHash, [...(awaitingAcks.get(row.keyHash) ?? []), waiter])
         yield* database.notify(REVOCATION_CHANNEL, row.keyHash).pipe(
           Effect.catchAllCause(Effect.logWarning)
         )
-        if (peers.length > 0) {
+        if (waiter !== undefined) {
           yield* Deferred.await(waiter.done).pipe(
             Effect.timeout(ACK_WAIT),
             Effect.catchAll(() => Effect.logWarning(`revoke: no confirmation from ${waiter.pending.size} server process(es)`)),

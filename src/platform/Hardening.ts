@@ -306,19 +306,15 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
 
         /** The app, unless the limits refuse the request (a decision is noted for the headers either way). */
         const limited = (checks: ReadonlyArray<RateLimitCheck>): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> => {
-          if (checks.length === 0) return app
-          if (limiter.checkNow !== undefined) {
-            // In-process buckets: decided here and now, no effect to run.
-            const now = limiter.checkNow(checks)
-            if (now === null) return app
-            decision = now
-            return now.allowed ? app : Effect.succeed(rateLimitedResponse(now))
+          const apply = (taken: RateLimitDecision | null) => {
+            if (taken === null) return app
+            decision = taken
+            return taken.allowed ? app : Effect.succeed(rateLimitedResponse(taken))
           }
-          return Effect.flatMap(limiter.check(checks), (outcome) => {
-            if (Option.isNone(outcome)) return app
-            decision = outcome.value
-            return outcome.value.allowed ? app : Effect.succeed(rateLimitedResponse(outcome.value))
-          })
+          if (checks.length === 0) return app
+          // In-process buckets: decided here and now, no effect to run.
+          if (limiter.checkNow !== undefined) return apply(limiter.checkNow(checks))
+          return Effect.flatMap(limiter.check(checks), (outcome) => apply(Option.getOrNull(outcome)))
         }
 
         const admit = (): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any> => {
