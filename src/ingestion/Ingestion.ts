@@ -6,6 +6,7 @@ import { AccountsRepo } from "../accounts/Repo.js"
 import { Brands } from "../brands/Brands.js"
 import { BrandsRepo, type SiteBrand } from "../brands/Repo.js"
 import { Classifier } from "../catalog/Classifier.js"
+import { isPerson } from "../catalog/Person.js"
 import {
   badRequest,
   type BadRequest,
@@ -148,6 +149,8 @@ export const IngestionServiceLive = Layer.effect(
     const split = (requests: ReadonlyArray<LogRequest>, deliveryId: string) => {
       const hits: Array<HitRow> = []
       const referrals: Array<ReferralRow> = []
+      // isbot takes microseconds per User-Agent; a delivery repeats few distinct ones (bounded by its size).
+      const people = new Map<string, boolean>()
       for (let i = 0; i < requests.length; i++) {
         const request = requests[i]!
         const key = request.recordId !== null ? `r:${request.recordId}` : `${deliveryId}:${i}`
@@ -155,8 +158,12 @@ export const IngestionServiceLive = Layer.effect(
         if (agent !== null) {
           hits.push({ ...request, key, bot: agent.bot, vendor: agent.vendor, kind: agent.kind })
         } else {
+          // Only a person's visit is a referral; a bot the catalog does not know is skipped all the same.
           const engine = referrerEngine(request.referrer)
-          if (engine !== null) referrals.push({ ...request, key, engine })
+          if (engine === null) continue
+          let person = people.get(request.ua)
+          if (person === undefined) people.set(request.ua, (person = isPerson(request.ua, agent)))
+          if (person) referrals.push({ ...request, key, engine })
         }
       }
       return { hits, referrals }
