@@ -34,7 +34,15 @@ export const ServerLogRecord = Schema.Struct({
   ),
   status: Schema.optional(Schema.Int.annotations({ description: "HTTP status of the response" })),
   method: Schema.optional(Str("HTTP method")),
-  country: Schema.optional(Str("ISO-3166-1 alpha-2 country of the client"))
+  country: Schema.optional(Str("ISO-3166-1 alpha-2 country of the client")),
+  id: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "The record's key, at most 200 characters: a record sent again with the same id is stored once " +
+        "(a longer id skips the record)"
+    })
+  ),
+  host: Schema.optional(Str("Host name the request was made to"))
 }).annotations({ description: "One request from a server log" })
 export type ServerLogRecord = typeof ServerLogRecord.Type
 
@@ -114,6 +122,13 @@ export const DrainUrlParams = Schema.Struct({
       description:
         "Echoed back as response header x-drain-verify on every response, errors included. When repeated, the first " +
         "value is echoed; characters a header cannot carry are dropped"
+    })
+  ),
+  format: Schema.optional(
+    Schema.Union(Schema.String, Schema.Array(Schema.String)).annotations({
+      description:
+        "The log format of the body: auto (the default: detected from the content), vercel, cloudflare, fastly, " +
+        "akamai, netlify, cloudfront or combined. Another value answers 400"
     })
   )
 })
