@@ -1,5 +1,8 @@
 import type { LogRequest } from "../Records.js"
-import { type JsonObject, statusFrom, str, timeOf, toRequest, urlDecode } from "./common.js"
+import { dash, type JsonObject, statusFrom, str as raw, timeOf, toRequest, urlDecode } from "./common.js"
+
+/** DataStream writes "-" for an empty value (JSON streams usually omit the field instead). */
+const str = (v: unknown) => dash(raw(v))
 
 /**
  * Akamai DataStream 2, JSON lines to a custom HTTPS endpoint. Field names:
