@@ -249,7 +249,7 @@ export const runShip = async (options: ShipOptions, io: ShipIo): Promise<ShipSum
         return 0
       }
     })()
-    const source: AsyncIterable<Uint8Array> = file === "-" ? io.stdin() : createReadStream(file, { highWaterMark: 1024 * 1024 })
+    const source: AsyncIterable<Uint8Array> = file === "-" ? io.stdin() : createReadStream(file, { highWaterMark: 128 * 1024 })
     const decoder = new LogDecoder(options.format, Date.now())
     const name = file === "-" ? "stdin" : file
     const bar = tty
@@ -345,7 +345,8 @@ export const formatSummary = (s: ShipSummary): string => {
   const formats = Object.entries(s.byFormat).map(([f, n]) => `${f} ${n}`).join(", ") || "none"
   const cap = s.monthlyCap !== null ? `, monthly ${s.monthlyUsed}/${s.monthlyCap}` : ""
   return `shipped: scanned ${s.scanned}, accepted ${s.accepted}, skipped ${s.skipped} (by format: ${formats})` +
-    `${cap}; ${s.seconds.toFixed(1)} s, ${Math.round(s.scanned / Math.max(s.seconds, 0.001))} lines/s`
+    `${cap}; ${s.seconds.toFixed(1)} s, ${Math.round(s.scanned / Math.max(s.seconds, 0.001))} lines/s, ` +
+    `peak memory ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`
 }
 
 export const processIo = (): ShipIo => ({
