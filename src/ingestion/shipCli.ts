@@ -3,9 +3,10 @@ import { Effect } from "effect"
 import { createReadStream, statSync } from "node:fs"
 import { Readable } from "node:stream"
 import { createGunzip } from "node:zlib"
+import { loadCatalog, makeClassifier } from "../catalog/Classifier.js"
 import { LogDecoder } from "./formats/index.js"
 import { isLogFormat, LOG_FORMATS, type LogFormat, MAX_LINE } from "./formats/common.js"
-import type { LogRequest } from "./Records.js"
+import { type LogRequest, referrerEngine } from "./Records.js"
 
 /**
  * `bun run cli ship`: a client that sends log files to the batch endpoint (docs/ingestion.md,
@@ -26,6 +27,8 @@ export const SHIP_USAGE = `usage: bun run cli ship <file>... --site <site_id> --
   --channel       the batch channel (default csv_upload)
   --batch         records per request, at most 2000 (default 2000)
   --concurrency   requests in flight (default 4)
+  --all           send every request; by default only those this copy's crawler catalog recognises,
+                  and visits referred by an answer engine (the server decides what is stored either way)
   --quiet         no progress output`
 
 export const CAP_MESSAGE = "monthly server-log event cap reached"
@@ -49,6 +52,8 @@ export interface ShipOptions {
   readonly batchSize: number
   readonly concurrency: number
   readonly quiet: boolean
+  /** Send every request with a User-Agent, not only the ones the local catalog picks out. */
+  readonly all: boolean
 }
 
 export interface ShipIo {
@@ -80,6 +85,7 @@ export const parseShipArgs = (args: ReadonlyArray<string>, env: Record<string, s
   let batchSize = 2000
   let concurrency = 4
   let quiet = false
+  let all = false
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!
     const eq = a.indexOf("=")
@@ -94,6 +100,7 @@ export const parseShipArgs = (args: ReadonlyArray<string>, env: Record<string, s
       case "--batch": batchSize = Number(value()); break
       case "--concurrency": concurrency = Number(value()); break
       case "--quiet": quiet = true; break
+      case "--all": all = true; break
       case "--help": throw new ShipUsageError(SHIP_USAGE)
       default:
         if (a.startsWith("--")) throw new ShipUsageError(`unknown option ${a}\n\n${SHIP_USAGE}`)
@@ -107,7 +114,7 @@ export const parseShipArgs = (args: ReadonlyArray<string>, env: Record<string, s
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 2000) throw new ShipUsageError("--batch must be 1..2000")
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) throw new ShipUsageError("--concurrency must be 1..16")
   if (!/^https?:\/\//.test(url)) throw new ShipUsageError(`--url must be an http(s) URL, not "${url}"`)
-  return { files, site, key, url: url.replace(/\/+$/, ""), format, channel, batchSize, concurrency, quiet }
+  return { files, site, key, url: url.replace(/\/+$/, ""), format, channel, batchSize, concurrency, quiet, all }
 }
 
 /** The wire form of a record (spec 2.11 plus the optional id and host); empty fields left out. */
@@ -238,6 +245,23 @@ export const runShip = async (options: ShipOptions, io: ShipIo): Promise<ShipSum
     inFlight.add(p)
   }
 
+  // Most lines of a log are people and search engines the server would skip: by default only the
+  // requests this copy's catalog recognises (and AI referrals) are sent. A User-Agent repeats
+  // across a log, so its answer is remembered (bounded).
+  const classify = makeClassifier(loadCatalog().agents)
+  const known = new Map<string, boolean>()
+  const worthSending = (r: LogRequest): boolean => {
+    if (r.ua === "") return false
+    if (options.all) return true
+    let crawler = known.get(r.ua)
+    if (crawler === undefined) {
+      crawler = classify(r.ua) !== null
+      if (known.size >= 50_000) known.clear()
+      known.set(r.ua, crawler)
+    }
+    return crawler || referrerEngine(r.referrer) !== null
+  }
+
   const tty = io.err.isTTY === true && !options.quiet
   for (const file of options.files) {
     if (stopped !== null) break
@@ -279,18 +303,19 @@ export const runShip = async (options: ShipOptions, io: ShipIo): Promise<ShipSum
     let pending: Array<LogRequest> = []
     let rest = ""
     let overlong = false
+    let chunks = 0
     const utf8 = new TextDecoder("utf-8")
     const takeLine = (line: string) => {
       progress.lines++
+      const before = pending.length
       decoder.line(line, pending)
+      for (let i = pending.length - 1; i >= before; i--) if (!worthSending(pending[i]!)) pending.splice(i, 1)
     }
     const flush = async (all: boolean) => {
       while (pending.length >= options.batchSize || (all && pending.length > 0)) {
         const batch = pending.length > options.batchSize ? pending.slice(0, options.batchSize) : pending
         pending = pending.length > options.batchSize ? pending.slice(options.batchSize) : []
-        // A record without a User-Agent can be neither a crawler hit nor a referral: not sent.
-        const useful = batch.filter((r) => r.ua !== "")
-        if (useful.length > 0) await send(useful)
+        if (batch.length > 0) await send(batch)
       }
     }
     try {
@@ -313,6 +338,10 @@ export const runShip = async (options: ShipOptions, io: ShipIo): Promise<ShipSum
           rest = ""
         }
         await flush(false)
+        // The garbage of a stream (chunk strings, request bodies) is mostly outside the JavaScript
+        // heap, so the collector does not feel its pressure: without a collection every few MB the
+        // process grew to 3x its size on a 200 MB file; with it, memory stays flat at any size.
+        if (++chunks % 16 === 0) Bun.gc(true)
         report(false)
         if (stopped !== null) break
       }

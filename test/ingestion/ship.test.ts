@@ -191,6 +191,24 @@ describe("ship: arguments, retries and stops", () => {
     expect(summary.failures.join("")).toContain("monthly cap is reached (100/100)")
   })
 
+  it("sends the requests the catalog recognises and AI referrals; --all sends every request with a User-Agent", async () => {
+    const mixed = join(dir, "mixed.log")
+    const t0 = Date.now() - 60_000
+    writeFileSync(mixed, [
+      `203.0.113.1 - - [${clf(t0)}] "GET /a HTTP/1.1" 200 1 "-" "${UA.gptbot}"`,
+      `203.0.113.2 - - [${clf(t0)}] "GET /b HTTP/1.1" 200 1 "-" "${UA.chrome}"`,
+      `203.0.113.3 - - [${clf(t0)}] "GET /c HTTP/1.1" 200 1 "https://chatgpt.com/" "${UA.safari}"`,
+      `203.0.113.4 - - [${clf(t0)}] "GET /d HTTP/1.1" 200 1 "-" "-"`
+    ].join("\n") + "\n")
+    const sent = async (extra: ReadonlyArray<string>) => {
+      const calls: Array<{ records: Array<{ path: string }> }> = []
+      await runShip(parseShipArgs([mixed, "--site", "s", "--key", "k", "--quiet", ...extra], {}), io([ok], calls as Array<unknown>))
+      return calls[0]!.records.map((r) => r.path)
+    }
+    expect(await sent([])).toEqual(["/a", "/c"])
+    expect(await sent(["--all"])).toEqual(["/a", "/b", "/c"])
+  })
+
   it("gives up after the last attempt", async () => {
     const calls: Array<unknown> = []
     const summary = await runShip(options, io([], calls))
