@@ -143,7 +143,9 @@ export const DrainHeaders = Schema.Struct({
 export const DrainResponse = Schema.Struct({
   accepted: Count("Crawler hits stored"),
   scanned: Count("Records seen"),
-  skipped: Count("Records that were not AI-crawler requests (no proxy object, other user agents, AI referrals)"),
+  skipped: Count(
+    "Records that were not AI-crawler requests (no proxy object, other user agents, AI referrals, malformed records)"
+  ),
   monthly_used: Count("Crawler hits stored this calendar month (UTC), both ingestion endpoints"),
   monthly_cap: Count("The plan's monthly server-log event cap")
 }).annotations({ identifier: "DrainResponse" })
@@ -152,8 +154,10 @@ export const DrainResponse = Schema.Struct({
 const drainRequestBody = {
   required: true,
   description:
-    "A JSON array of log-drain records, or NDJSON (one record per line). The encoding is detected from the body, " +
-    "not from Content-Type; gzip is detected by magic bytes. A body that cannot be parsed still answers 200.",
+    "A JSON array of log-drain records, or NDJSON (one record per line), or text lines, in the format of the " +
+    "`format` parameter (Vercel, Cloudflare Logpush, Fastly, Akamai DataStream 2, Netlify, CloudFront standard logs, " +
+    "nginx/Apache combined) or detected record by record. The encoding is detected from the body, not from " +
+    "Content-Type; gzip is detected by magic bytes. A body that cannot be parsed still answers 200.",
   content: {
     "application/json": { schema: { type: "array", items: documented(DrainRecord) } },
     "application/x-ndjson": { schema: { type: "string", description: "One log-drain record (JSON) per line" } }

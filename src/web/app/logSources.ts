@@ -29,7 +29,7 @@ const SOURCES: ReadonlyArray<Source> = [
   {
     name: "Fastly",
     steps: [
-      `Logging > HTTPS > Create endpoint: URL ${"<drain URL>"}&format=fastly, custom header Authorization = Bearer <API key>, content type application/json, newline-delimited JSON.`,
+      "Logging > HTTPS > Create endpoint: URL <drain URL>&format=fastly, custom header Authorization = Bearer <API key>, content type application/json, newline-delimited JSON.",
       "Log format: paste the format string below. Fastly's domain check (/.well-known/fastly/logging/challenge) is answered by this server."
     ],
     paste: () => FASTLY_LOG_FORMAT
