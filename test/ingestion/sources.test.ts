@@ -119,6 +119,14 @@ for (const backend of backends) {
         expect(out.body.accepted).toBe(0)
       })
 
+      it("a Logpush URL with its header_Authorization parameter is accepted as it is pasted", async () => {
+        const t = await tenant(app, "growth")
+        const extra = `&format=cloudflare&header_Authorization=Bearer%20${t.key}`
+        const out = await deliver(t, sourceGzip("cloudflare", sourceRecords("cloudflare")), extra)
+        expect(out.status).toBe(200)
+        expect(out.body.accepted).toBe(2)
+      })
+
       it("400 for an unknown format, and nothing is stored", async () => {
         const t = await tenant(app, "growth")
         const response = await postDrain(app, t.key, drainUrl(t.siteId, "&format=syslog"), sourceBody("combined", sourceRecords("combined")))
