@@ -5,7 +5,7 @@ import { Readable } from "node:stream"
 import { createGunzip } from "node:zlib"
 import { loadCatalog, makeClassifier } from "../catalog/Classifier.js"
 import { LogDecoder } from "./formats/index.js"
-import { isLogFormat, LOG_FORMATS, type LogFormat, MAX_LINE } from "./formats/common.js"
+import { ContentKeys, isLogFormat, LOG_FORMATS, type LogFormat, MAX_LINE } from "./formats/common.js"
 import { type LogRequest, referrerEngine } from "./Records.js"
 
 /**
@@ -305,11 +305,17 @@ export const runShip = async (options: ShipOptions, io: ShipIo): Promise<ShipSum
     let overlong = false
     let chunks = 0
     const utf8 = new TextDecoder("utf-8")
+    const lineKeys = new ContentKeys()
     const takeLine = (line: string) => {
       progress.lines++
       const before = pending.length
       decoder.line(line, pending)
-      for (let i = pending.length - 1; i >= before; i--) if (!worthSending(pending[i]!)) pending.splice(i, 1)
+      for (let i = pending.length - 1; i >= before; i--) {
+        const r = pending[i]!
+        if (!worthSending(r)) pending.splice(i, 1)
+        // A Vercel record without an id: keyed by its line, like every other record without one.
+        else if (r.recordId === null) pending[i] = { ...r, recordId: lineKeys.next(line) }
+      }
     }
     const flush = async (all: boolean) => {
       while (pending.length >= options.batchSize || (all && pending.length > 0)) {

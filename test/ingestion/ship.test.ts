@@ -216,3 +216,33 @@ describe("ship: arguments, retries and stops", () => {
     expect(summary.failures.join("")).toContain("failed 4 times")
   })
 })
+
+describe("ship: Vercel records without an id", () => {
+  it("are keyed by their line, the same on every run", async () => {
+    const file = join(dir, "vercel.ndjson")
+    const ts = Date.now() - 60_000
+    const record = (path: string) => JSON.stringify({ source: "static", timestamp: ts, proxy: { timestamp: ts, method: "GET", host: "www.acme.com", path, userAgent: [UA.gptbot] } })
+    writeFileSync(file, [record("/v1"), record("/v2"), record("/v1")].join("\n") + "\n")
+    const ids = async () => {
+      const calls: Array<{ records: Array<{ id: string }> }> = []
+      const io: ShipIo = {
+        stdin: async function*() {},
+        fetch: async (_url, init) => {
+          calls.push(JSON.parse(String(init.body)))
+          return Response.json({ accepted: 0, monthly_used: 0, monthly_cap: 1 })
+        },
+        err: Object.assign(new PassThrough(), { isTTY: false }),
+        out: () => undefined,
+        sleep: async () => undefined,
+        retryBaseMs: 1,
+        maxAttempts: 1
+      }
+      await runShip(parseShipArgs([file, "--site", "s", "--key", "k", "--quiet"], {}), io)
+      return calls[0]!.records.map((r) => r.id)
+    }
+    const first = await ids()
+    expect(first.length).toBe(3)
+    expect(new Set(first).size).toBe(3)
+    expect(await ids()).toEqual(first)
+  })
+})
