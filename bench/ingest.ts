@@ -11,6 +11,11 @@
  * record of the same deliveries as a row of crawler_hits (one COPY FROM STDIN stream, postgres.js).
  * Rounds alternate; medians are reported. BENCH_DATABASE_URL picks the server (default
  * postgres://postgres@127.0.0.1:5432/postgres); the database is created for the run and dropped after.
+ *
+ * Then the log sources (docs/ingestion.md): the decode cost per record of each format next to the
+ * Vercel decoder's (the same requests, 2,000-record gzip deliveries, in process), and `bun run cli
+ * ship` of a SHIP_LINES-line (default 1,000,000) combined log to the same server, with its peak RSS.
+ * ONLY=drain,formats,ship picks parts (default all).
  */
 import { spawn, spawnSync } from "bun"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -27,6 +32,7 @@ const RECORDS = 2000
 const PORT = 18191
 const base = `http://127.0.0.1:${PORT}`
 
+const only = new Set((process.env.ONLY ?? "drain,formats,ship").split(","))
 const dbName = `aiv_bench_ingest_${Date.now().toString(36)}`
 const admin = postgres(adminUrl, { max: 1, onnotice: () => {} })
 await admin.unsafe(`create database ${dbName}`)
@@ -198,12 +204,12 @@ const copyRound = async (deliveries: Array<{ rows: Array<Row> }>, round: number)
 
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
-for (const d of warm) await deliver(d.body)
+if (only.has("drain")) for (const d of warm) await deliver(d.body)
 
 const ingestRps: Array<number> = []
 const copyRps: Array<number> = []
 let accepted = 0
-for (let round = 0; round < rounds; round++) {
+for (let round = 0; round < (only.has("drain") ? rounds : 0); round++) {
   const ingest = await ingestRound(batches[round]!)
   accepted += ingest.accepted
   ingestRps.push(ingest.rps)
@@ -213,7 +219,76 @@ for (let round = 0; round < rounds; round++) {
 
 // Latency: one delivery at a time.
 const latencies: Array<number> = []
-for (const d of latencySet) latencies.push((await deliver(d.body)).ms)
+if (only.has("drain")) for (const d of latencySet) latencies.push((await deliver(d.body)).ms)
+
+// Log sources: decode cost per format, in process (alternating rounds, medians).
+const formatLines: Array<string> = []
+if (only.has("formats")) {
+  const { makeDrainDecoder } = await import("../src/ingestion/DrainDecoder.js")
+  const { body: formatBody } = await import("./formats.js")
+  const decoder = makeDrainDecoder({ maxInflatedBytes: 64 * 1024 * 1024 })
+  const requests = Array.from({ length: 10 * RECORDS }, (_, n) => {
+    const crawler = n % 5 === 0
+    return {
+      id: `r${n.toString(36)}x${T0.toString(36)}`,
+      ts: T0 + n,
+      ua: crawler ? CRAWLERS[n % CRAWLERS.length]! : BROWSERS[n % BROWSERS.length]!,
+      path: PATHS[n % PATHS.length]!,
+      status: n % 17 === 0 ? 404 : 200,
+      ip: `203.0.${n % 250}.${n % 200}`,
+      referrer: !crawler && n % 23 === 0 ? "https://chatgpt.com/" : ""
+    }
+  })
+  const formats = ["vercel", "cloudflare", "fastly", "akamai", "netlify", "cloudfront", "combined"] as const
+  const deliveries = Object.fromEntries(formats.map((f) => [f, Array.from({ length: 10 }, (_, i) =>
+    new Uint8Array(gzipSync(formatBody(f, requests.slice(i * RECORDS, (i + 1) * RECORDS)))))]))
+  const perRecord: Record<string, Array<number>> = Object.fromEntries(formats.map((f) => [f, []]))
+  const now = Date.now()
+  for (let round = 0; round < 5; round++) {
+    for (const f of formats) {
+      const t = performance.now()
+      let n = 0
+      for (const d of deliveries[f]!) n += decoder.decode(d, now, "auto").requests.length
+      if (n !== 10 * RECORDS) throw new Error(`${f}: decoded ${n} requests of ${10 * RECORDS}`)
+      if (round > 0) perRecord[f]!.push(((performance.now() - t) * 1e6) / n)
+    }
+  }
+  const baseline = median(perRecord.vercel!)
+  formatLines.push(`decode cost per record (gunzip + parse + fields, detected with auto; ${RECORDS}-record gzip deliveries; median of 4 rounds):`)
+  for (const f of formats) {
+    const ns = median(perRecord[f]!)
+    formatLines.push(`  ${f.padEnd(10)} ${(ns / 1000).toFixed(2)} µs/record, ${(ns / baseline).toFixed(2)}x vercel (target <= 1.5x)`)
+  }
+  for (const line of formatLines) console.log(line)
+}
+
+// ship: a combined log of SHIP_LINES lines to this server, through the batch endpoint.
+const shipLines: Array<string> = []
+if (only.has("ship")) {
+  const { clf } = await import("./formats.js")
+  const lines = Number(process.env.SHIP_LINES ?? 1_000_000)
+  const file = join(dataDir, "access.log")
+  const writer = Bun.file(file).writer()
+  for (let n = 0; n < lines; n++) {
+    const crawler = n % 5 === 0
+    const ua = crawler ? CRAWLERS[n % CRAWLERS.length]! : BROWSERS[n % BROWSERS.length]!
+    writer.write(`203.0.${n % 250}.${n % 200} - - [${clf(T0 + n * 3)}] "GET ${PATHS[n % PATHS.length]!}${n % 3 === 0 ? "" : `?n=${n}`} HTTP/1.1" ${n % 17 === 0 ? 404 : 200} ${n % 9000} "-" "${ua}"\n`)
+  }
+  await writer.end()
+  const size = Bun.file(file).size
+  const started = performance.now()
+  const child = spawn(pin(1, ["bun", "run", "src/cli.ts", "ship", file, "--site", brand.site_id, "--key", key, "--url", base, "--quiet"]), {
+    stdout: "pipe",
+    stderr: "inherit"
+  })
+  const summary = await new Response(child.stdout).text()
+  const code = await child.exited
+  const seconds = (performance.now() - started) / 1000
+  shipLines.push(`bun run cli ship of a ${lines}-line combined log (${(size / 1e6).toFixed(0)} MB, 20% crawler lines) to this server: exit ${code}`)
+  shipLines.push(`  ${(lines / seconds).toFixed(0)} lines/s end to end (target >= 100,000), ${seconds.toFixed(1)} s`)
+  shipLines.push(`  ${summary.trim()}`)
+  for (const line of shipLines) console.log(line)
+}
 
 const hits = (await db<Array<{ hits: number }>>`select count(*)::int as hits from crawler_hits where record_key not like 'copy%'`)[0]!.hits
 const events = (await db<Array<{ events: number }>>`select sum(events)::int as events from monthly_usage`)[0]!.events
@@ -225,9 +300,11 @@ await admin.unsafe(`drop database ${dbName} with (force)`)
 await admin.end()
 rmSync(dataDir, { recursive: true, force: true })
 
+if (!only.has("drain")) process.exit(0)
 const i = median(ingestRps)
 const c = median(copyRps)
 const sorted = [...latencies].sort((a, b) => a - b)
+for (const line of [...formatLines, ...shipLines]) console.log(line)
 console.log(`POST /agents/ingest/drain, ${RECORDS}-record gzip NDJSON deliveries (~20% crawler hits), PostgreSQL, ${rounds} rounds x ${perRound} deliveries, ${concurrency} in flight`)
 console.log(`  ingestion end to end: ${i.toFixed(0)} records/s (${(i / RECORDS).toFixed(1)} deliveries/s)`)
 console.log(`  bare COPY of the same records as crawler_hits rows: ${c.toFixed(0)} rows/s`)

@@ -3,6 +3,7 @@ import { Cause, Console, Effect, Layer, Option } from "effect"
 import { isPlanId, PLAN_IDS } from "./accounts/Plans.js"
 import { AccountsRepo, AccountsRepoLive } from "./accounts/Repo.js"
 import { runClassify } from "./catalog/classifyCli.js"
+import { shipCommand } from "./ingestion/shipCli.js"
 import { AppConfigLive } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
 import { cliServicesLive, demoCommand, importCommand } from "./visibility/cli.js"
@@ -21,6 +22,8 @@ commands:
   import <brand-slug> <file> [--email <user email>]
                                import answer observations (JSON array or NDJSON), as the dashboard endpoint
   demo [--days N]              create or refresh the demo workspace; prints the login and a fresh API key
+  ship <file>... --site <site_id> --key <API key> [--url <base URL>] [--format <format>]
+                               send log files (gzip or not, - for stdin) to a server's batch endpoint
 `
 
 /** A mistyped command: exit code 2. */
@@ -71,6 +74,11 @@ const command = (args: ReadonlyArray<string>): Effect.Effect<void, unknown> => {
       return importCommand(rest).pipe(Effect.provide(cliServicesLive()))
     case "demo":
       return demoCommand(rest).pipe(Effect.provide(cliServicesLive()))
+    case "ship":
+      // A client of a server (docs/ingestion.md): no database, no Layers.
+      return shipCommand(rest).pipe(
+        Effect.mapError((e) => (e._tag === "ShipUsageError" ? new UsageError(e.message) : new CommandFailed(e.message)))
+      )
     case undefined:
     case "help":
     case "--help":

@@ -20,6 +20,7 @@ import { BrandsHttpLive, DashboardBrandsHttpLive } from "./brands/Http.js"
 import { BrandsRepo, BrandsRepoLive } from "./brands/Repo.js"
 import { Classifier, ClassifierLive } from "./catalog/Classifier.js"
 import { IngestConfig, IngestConfigLive } from "./ingestion/Config.js"
+import { FastlyChallengeLive } from "./ingestion/FastlyChallenge.js"
 import { DrainDecoder, DrainDecoderLive } from "./ingestion/DrainDecoder.js"
 import { HitsRepo, HitsRepoLive } from "./ingestion/HitsRepo.js"
 import { IngestionLive } from "./ingestion/Http.js"
@@ -144,6 +145,8 @@ export const ApiLive = Layer.mergeAll(
   Layer.mergeAll(WebLive, McpLive).pipe(Layer.provide(HttpGroupsLive)),
   // GET /tag.js and POST /tag/collect, outside the authenticated APIs (issue 5).
   TagLive,
+  // GET /.well-known/fastly/logging/challenge: Fastly's check before it streams logs (docs/ingestion.md).
+  FastlyChallengeLive,
   HttpApiBuilder.middleware(edgeMiddleware),
   // Request ids, rate limits, security headers, request log and metrics; GET /metrics, /readyz (issue 9).
   HardeningLive,

@@ -34,7 +34,15 @@ export const ServerLogRecord = Schema.Struct({
   ),
   status: Schema.optional(Schema.Int.annotations({ description: "HTTP status of the response" })),
   method: Schema.optional(Str("HTTP method")),
-  country: Schema.optional(Str("ISO-3166-1 alpha-2 country of the client"))
+  country: Schema.optional(Str("ISO-3166-1 alpha-2 country of the client")),
+  id: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "The record's key, at most 200 characters: a record sent again with the same id is stored once " +
+        "(a longer id skips the record)"
+    })
+  ),
+  host: Schema.optional(Str("Host name the request was made to"))
 }).annotations({ description: "One request from a server log" })
 export type ServerLogRecord = typeof ServerLogRecord.Type
 
@@ -115,6 +123,13 @@ export const DrainUrlParams = Schema.Struct({
         "Echoed back as response header x-drain-verify on every response, errors included. When repeated, the first " +
         "value is echoed; characters a header cannot carry are dropped"
     })
+  ),
+  format: Schema.optional(
+    Schema.Union(Schema.String, Schema.Array(Schema.String)).annotations({
+      description:
+        "The log format of the body: auto (the default: detected from the content), vercel, cloudflare, fastly, " +
+        "akamai, netlify, cloudfront or combined. Another value answers 400"
+    })
   )
 })
 
@@ -128,7 +143,9 @@ export const DrainHeaders = Schema.Struct({
 export const DrainResponse = Schema.Struct({
   accepted: Count("Crawler hits stored"),
   scanned: Count("Records seen"),
-  skipped: Count("Records that were not AI-crawler requests (no proxy object, other user agents, AI referrals)"),
+  skipped: Count(
+    "Records that were not AI-crawler requests (no proxy object, other user agents, AI referrals, malformed records)"
+  ),
   monthly_used: Count("Crawler hits stored this calendar month (UTC), both ingestion endpoints"),
   monthly_cap: Count("The plan's monthly server-log event cap")
 }).annotations({ identifier: "DrainResponse" })
@@ -137,8 +154,10 @@ export const DrainResponse = Schema.Struct({
 const drainRequestBody = {
   required: true,
   description:
-    "A JSON array of log-drain records, or NDJSON (one record per line). The encoding is detected from the body, " +
-    "not from Content-Type; gzip is detected by magic bytes. A body that cannot be parsed still answers 200.",
+    "A JSON array of log-drain records, or NDJSON (one record per line), or text lines, in the format of the " +
+    "`format` parameter (Vercel, Cloudflare Logpush, Fastly, Akamai DataStream 2, Netlify, CloudFront standard logs, " +
+    "nginx/Apache combined) or detected record by record. The encoding is detected from the body, not from " +
+    "Content-Type; gzip is detected by magic bytes. A body that cannot be parsed still answers 200.",
   content: {
     "application/json": { schema: { type: "array", items: documented(DrainRecord) } },
     "application/x-ndjson": { schema: { type: "string", description: "One log-drain record (JSON) per line" } }

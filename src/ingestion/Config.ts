@@ -17,6 +17,8 @@ export interface IngestConfigShape {
   readonly spoolRetryMaxMs: number
   /** How often the replay looks for spool files it was not told about (left by a previous process). */
   readonly spoolPollMs: number
+  /** Fastly service ids allowed to log here (the logging challenge); empty means any service (`*`). */
+  readonly fastlyServiceIds: ReadonlyArray<string>
 }
 
 export class IngestConfig extends Context.Tag("IngestConfig")<IngestConfig, IngestConfigShape>() {}
@@ -26,7 +28,8 @@ export const INGEST_DEFAULTS = {
   maxInflatedBytes: 64 * 1024 * 1024,
   spoolRetryMinMs: 250,
   spoolRetryMaxMs: 30_000,
-  spoolPollMs: 5_000
+  spoolPollMs: 5_000,
+  fastlyServiceIds: [] as ReadonlyArray<string>
 } as const
 
 /** DATA_DIR "memory://" (tests, throwaway runs) has no directory: the spool then lives in a fresh temp dir. */
@@ -43,7 +46,11 @@ export const IngestConfigLive = Layer.effect(
       spoolDir: Config.option(Config.string("SPOOL_DIR")),
       spoolRetryMinMs: Config.integer("SPOOL_RETRY_MIN_MS").pipe(Config.withDefault(INGEST_DEFAULTS.spoolRetryMinMs)),
       spoolRetryMaxMs: Config.integer("SPOOL_RETRY_MAX_MS").pipe(Config.withDefault(INGEST_DEFAULTS.spoolRetryMaxMs)),
-      spoolPollMs: Config.integer("SPOOL_POLL_MS").pipe(Config.withDefault(INGEST_DEFAULTS.spoolPollMs))
+      spoolPollMs: Config.integer("SPOOL_POLL_MS").pipe(Config.withDefault(INGEST_DEFAULTS.spoolPollMs)),
+      fastlyServiceIds: Config.string("FASTLY_SERVICE_IDS").pipe(
+        Config.withDefault(""),
+        Config.map((s) => s.split(",").map((id) => id.trim()).filter((id) => id !== ""))
+      )
     }).pipe(Effect.orDie)
     return {
       ...env,

@@ -1,7 +1,9 @@
 import { Context, Effect, Layer } from "effect"
 import { gunzipSync } from "node:zlib"
 import { IngestConfig } from "./Config.js"
-import { fromDrainRecord, type LogRequest } from "./Records.js"
+import { type LogFormat, LogDecoder } from "./formats/index.js"
+import { gunzipTruncated } from "./formats/gzip.js"
+import type { LogRequest } from "./Records.js"
 
 /**
  * A log-drain delivery from raw bytes to typed requests (spec 4.2 rules 1 and 3):
@@ -10,17 +12,19 @@ import { fromDrainRecord, type LogRequest } from "./Records.js"
  * Content-Type. Total: any bytes give a result, never an exception.
  */
 export interface DecodedDelivery {
-  /** Records seen: JSON values of the array, or of the NDJSON lines that parsed. */
+  /** Records seen: JSON values of the array, non-empty lines of NDJSON or text (header lines aside). */
   readonly scanned: number
-  /** The records that are HTTP requests (proxy with a method, and a path). */
+  /** The records that are HTTP requests (Vercel: proxy with a method, and a path; see docs/ingestion.md). */
   readonly requests: ReadonlyArray<LogRequest>
-  /** Why nothing could be read, when nothing could: "empty", "too large", "inflates too large", "bad gzip", "not JSON". */
+  /** Why nothing could be read, when nothing could: "empty", "too large", "inflates too large", "bad gzip", "not a log". */
   readonly unparseable: string | null
+  /** Records per format they parsed as (the log sources of docs/ingestion.md). */
+  readonly byFormat?: Partial<Record<LogFormat, number>>
 }
 
 export interface DrainDecoderShape {
   /** `body` null means the body was over the size limit and was not read. */
-  readonly decode: (body: Uint8Array | null, receivedAt: number) => DecodedDelivery
+  readonly decode: (body: Uint8Array | null, receivedAt: number, format?: LogFormat) => DecodedDelivery
 }
 
 export class DrainDecoder extends Context.Tag("DrainDecoder")<DrainDecoder, DrainDecoderShape>() {}
@@ -90,25 +94,30 @@ export const parseRecords = (text: string): Array<unknown> | null => {
 }
 
 export const makeDrainDecoder = (options: { readonly maxInflatedBytes: number }): DrainDecoderShape => ({
-  decode: (body, receivedAt) => {
+  decode: (body, receivedAt, format = "auto") => {
     if (body === null) return unparseable("too large")
     if (body.length === 0) return unparseable("empty")
     let bytes = body
+    let cut = false
     if (isGzip(bytes)) {
       const inflated = gunzipBounded(bytes, options.maxInflatedBytes)
-      if ("error" in inflated) return unparseable(inflated.error)
-      bytes = inflated.ok
+      if ("error" in inflated) {
+        // A stream cut short keeps the records before the cut (the cut one is dropped).
+        const partial = inflated.error === "bad gzip" ? gunzipTruncated(bytes, options.maxInflatedBytes) : null
+        if (partial === null) return unparseable(inflated.error)
+        bytes = partial
+        cut = true
+      } else {
+        bytes = inflated.ok
+      }
     } else if (bytes.length > options.maxInflatedBytes) {
       return unparseable("too large")
     }
-    const values = parseRecords(utf8.decode(bytes))
-    if (values === null) return unparseable("not JSON")
+    const decoder = new LogDecoder(format, receivedAt)
     const requests: Array<LogRequest> = []
-    for (const value of values) {
-      const request = fromDrainRecord(value, receivedAt)
-      if (request !== null) requests.push(request)
-    }
-    return { scanned: values.length, requests, unparseable: null }
+    decoder.text(utf8.decode(bytes), requests, cut)
+    if (decoder.parsed === 0) return unparseable("not a log")
+    return { scanned: decoder.scanned, requests, unparseable: null, byFormat: decoder.byFormat }
   }
 })
 

@@ -90,7 +90,7 @@ export const IngestionLive = HttpApiBuilder.group(ServerApi, "ingestion", (handl
           const siteId = first(urlParams.site_id) ?? headers["x-service-site"]
           // Spec 4.2: 400 missing site_id comes before the body is read.
           const body = siteId === undefined || siteId.trim() === "" ? null : yield* readBody(request, config.maxBodyBytes)
-          const result = yield* ingestion.drain({ accountId, siteId, signature: headers["x-drain-signature"], body })
+          const result = yield* ingestion.drain({ accountId, siteId, signature: headers["x-drain-signature"], body, format: first(urlParams.format) })
           metrics.observeIngest("drain", result)
           return result
         }))

@@ -22,6 +22,7 @@ import { now } from "../platform/Time.js"
 import { MAX_BATCH_RECORDS } from "./Api.js"
 import { IngestConfig } from "./Config.js"
 import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
+import { isLogFormat, LOG_FORMATS, type LogFormat } from "./formats/common.js"
 import { type HitRow, HitsRepo, type ReferralRow } from "./HitsRepo.js"
 import { Quota } from "./Quota.js"
 import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
@@ -56,6 +57,8 @@ export interface DrainInput {
   readonly signature: string | undefined
   /** The raw body; null when it was over the size limit and was not read. */
   readonly body: Uint8Array | null
+  /** The `format` query parameter as given (docs/ingestion.md, "Log sources"); absent means auto. */
+  readonly format?: string | undefined
 }
 
 export type ReplayOutcome =
@@ -98,6 +101,8 @@ const SIGNATURE_MISMATCH = forbidden("x-drain-signature mismatch")
 const MISSING_SITE = badRequest("missing site_id")
 const UNKNOWN_SITE = notFound("unknown site_id")
 const BAD_CHANNEL = badRequest(`invalid channel: must be one of ${BATCH_CHANNELS.join(", ")}`)
+const BAD_FORMAT = (given: string) =>
+  badRequest(`invalid format: ${given.slice(0, 40)} (one of ${LOG_FORMATS.join(", ")})`)
 const TOO_MANY = new PayloadTooLarge({ error: `too many records: at most ${MAX_BATCH_RECORDS} per batch` })
 
 const HEX40 = /^[0-9a-f]{40}$/
@@ -219,7 +224,7 @@ export const IngestionServiceLive = Layer.effect(
             return yield* Effect.fail(SIGNATURE_MISMATCH)
           }
         }
-        const decoded = decoder.decode(delivery.body, delivery.receivedAt)
+        const decoded = decoder.decode(delivery.body, delivery.receivedAt, delivery.format)
         const { hits, referrals } = split(decoded.requests, delivery.id)
         const stored = yield* store({ brand, plan, channel: "drain", receivedAt: delivery.receivedAt, hits, referrals })
         return { ...stored, scanned: decoded.scanned, skipped: decoded.scanned - hits.length } satisfies DrainResult
@@ -232,7 +237,7 @@ export const IngestionServiceLive = Layer.effect(
      */
     const spoolInstead = (delivery: SpooledDelivery, outage: SqlError) =>
       Effect.gen(function*() {
-        const decoded = decoder.decode(delivery.body, delivery.receivedAt)
+        const decoded = decoder.decode(delivery.body, delivery.receivedAt, delivery.format)
         const { hits, referrals } = split(decoded.requests, delivery.id)
         if (hits.length + referrals.length > 0) {
           // Neither the database nor the disk: the sender must retry, so 503 (the edge's answer to a SqlError).
@@ -253,13 +258,17 @@ export const IngestionServiceLive = Layer.effect(
       Effect.gen(function*() {
         const siteId = input.siteId?.trim() ?? ""
         if (siteId === "") return yield* Effect.fail(MISSING_SITE)
+        const givenFormat = input.format?.trim().toLowerCase() || "auto"
+        if (!isLogFormat(givenFormat)) return yield* Effect.fail(BAD_FORMAT(input.format ?? ""))
+        const format: LogFormat = givenFormat
         const delivery = {
           id: crypto.randomUUID(),
           receivedAt: (yield* now).getTime(),
           accountId: input.accountId,
           siteId,
           signature: input.signature ?? null,
-          body: input.body
+          body: input.body,
+          format
         }
         return yield* processDrain(delivery).pipe(
           Effect.catchAllDefect((defect) =>

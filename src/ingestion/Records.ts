@@ -30,6 +30,7 @@ const MAX_PATH = 2048
 const MAX_QUERY = 2048
 const MAX_FIELD = 1024
 const MAX_UA = 1024
+const MAX_RECORD_ID = 200
 /** 0001-01-01 .. 9999-12-31 would fit PostgreSQL; a request log older than 1990 or past 2100 is garbage. */
 const MIN_TS = 631152000000 // 1990-01-01
 const MAX_TS = 4102444800000 // 2100-01-01
@@ -101,8 +102,12 @@ export const fromBatchRecord = (record: unknown, receivedAt: number): LogRequest
   if (
     !optionalType(record, "ref", "string") || !optionalType(record, "ip", "string") ||
     !optionalType(record, "method", "string") || !optionalType(record, "country", "string") ||
-    !optionalType(record, "ts", "number") || !optionalType(record, "status", "number")
+    !optionalType(record, "ts", "number") || !optionalType(record, "status", "number") ||
+    !optionalType(record, "id", "string") || !optionalType(record, "host", "string")
   ) return null
+  // The record's own key (docs/ingestion.md): a batch sent again stores nothing twice.
+  const id = typeof record.id === "string" ? record.id : ""
+  if (id.length > MAX_RECORD_ID) return null
   let ts = receivedAt
   if (typeof record.ts === "number") {
     if (!Number.isInteger(record.ts)) return null
@@ -112,10 +117,10 @@ export const fromBatchRecord = (record: unknown, receivedAt: number): LogRequest
   if (typeof record.status === "number" && !Number.isInteger(record.status)) return null
   const { path: p, query } = splitPath(path)
   return {
-    recordId: null,
+    recordId: id === "" ? null : clean(id, MAX_RECORD_ID),
     ts,
     method: methodOf(record.method),
-    host: "",
+    host: clean((str(record.host) ?? "").trim().toLowerCase(), 255),
     path: p,
     query,
     ua: clean(ua, MAX_UA),

@@ -3,6 +3,7 @@ import { mkdirSync, readdirSync } from "node:fs"
 import { open, readFile, rename, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { IngestConfig } from "./Config.js"
+import { isLogFormat, type LogFormat } from "./formats/common.js"
 
 /**
  * The durable spool of drain deliveries that could not be persisted (the database was down):
@@ -20,6 +21,8 @@ export interface SpooledDelivery {
   readonly siteId: string
   readonly signature: string | null
   readonly body: Uint8Array
+  /** The drain's `format` parameter (docs/ingestion.md, "Log sources"); absent means auto. */
+  readonly format?: LogFormat | undefined
 }
 
 export class SpoolError {
@@ -57,7 +60,7 @@ const fsyncDir = async (dir: string) => {
 
 export const encodeDelivery = (d: SpooledDelivery): Uint8Array => {
   const header = new TextEncoder().encode(
-    JSON.stringify({ v: 1, id: d.id, receivedAt: d.receivedAt, accountId: d.accountId, siteId: d.siteId, signature: d.signature }) + "\n"
+    JSON.stringify({ v: 1, id: d.id, receivedAt: d.receivedAt, accountId: d.accountId, siteId: d.siteId, signature: d.signature, ...(d.format !== undefined && d.format !== "auto" ? { format: d.format } : {}) }) + "\n"
   )
   const out = new Uint8Array(header.length + d.body.length)
   out.set(header, 0)
@@ -77,7 +80,8 @@ export const decodeDelivery = (bytes: Uint8Array): SpooledDelivery | null => {
       accountId: h.accountId,
       siteId: h.siteId,
       signature: typeof h.signature === "string" ? h.signature : null,
-      body: bytes.slice(nl + 1)
+      body: bytes.slice(nl + 1),
+      ...(typeof h.format === "string" && isLogFormat(h.format) ? { format: h.format } : {})
     }
   } catch {
     return null

@@ -318,11 +318,11 @@ for (const backend of backends) {
         })
       }
 
-      it("good NDJSON lines count even when others are broken", async () => {
+      it("good NDJSON lines count even when others are broken (a broken line is scanned and skipped)", async () => {
         const fresh = await tenant(app, "growth")
         const text = [JSON.stringify(requestRecord({ ua: UA.gptbot })), "{broken", JSON.stringify(buildRecord())].join("\n")
         const out = await deliver(fresh, text)
-        expect(out.body).toEqual({ accepted: 1, scanned: 2, skipped: 1, monthly_used: 1, monthly_cap: GROWTH_CAP })
+        expect(out.body).toEqual({ accepted: 1, scanned: 3, skipped: 2, monthly_used: 1, monthly_cap: GROWTH_CAP })
       })
     })
 

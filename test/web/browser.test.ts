@@ -108,6 +108,12 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     const siteId = (await card.locator(".site-id").textContent())!
     expect(siteId).toMatch(/^[0-9a-f-]{36}$/)
     expect(await card.locator(".drain-url").textContent()).toBe(`${base}/api/public/v1/agents/ingest/drain?site_id=${siteId}`)
+    // Each log source's set-up, with this brand's URL and site_id filled in.
+    const sources = card.locator("details.log-sources")
+    await sources.locator("summary").click()
+    expect(await sources.locator("[data-source='Cloudflare Logpush'] code").textContent())
+      .toBe(`${base}/api/public/v1/agents/ingest/drain?site_id=${siteId}&format=cloudflare&header_Authorization=Bearer%20<API key>`)
+    expect(await sources.locator("[data-source=CloudFront] code").textContent()).toContain(`--site ${siteId} --key <API key> --url ${base}`)
     await screenshot("brands")
 
     // Settings > Security > API keys: create, shown once, copy.

@@ -3,6 +3,7 @@ import { destroyCharts } from "./charts.js"
 import { append, clear, copyButton, formatDate, h } from "./dom.js"
 import { agentsPage } from "./agents.js"
 import { visibilityPage } from "./visibility.js"
+import { logSourcesPanel } from "./logSources.js"
 
 /**
  * The web application: one page, hash routes, the cookie session of the dashboard surface.
@@ -279,6 +280,7 @@ const brandCard = (brand: Brand) => {
       h("code", null, "Authorization: Bearer <API key>"),
       " (Growth plan or higher)."
     ),
+    logSourcesPanel(url, brand.site_id),
     h("label", null, "Drain signing secret"),
     h(
       "div",
