@@ -7,9 +7,8 @@ import { Context, Effect, Layer } from "effect"
  * upgrade of their verdict, rollups included.
  */
 
-export type Verdict = "verified" | "spoofed" | "unverified"
-export const VERDICTS: ReadonlyArray<Verdict> = ["verified", "spoofed", "unverified"]
-export const isVerdict = (s: unknown): s is Verdict => s === "verified" || s === "spoofed" || s === "unverified"
+import type { Verdict } from "./Verdict.js"
+export { isVerdict, type Verdict, VERDICTS } from "./Verdict.js"
 
 /** A stored hit still waiting for its reverse-DNS check. */
 export interface PendingHit {
