@@ -6,6 +6,7 @@ import { runClassify } from "./catalog/classifyCli.js"
 import { AppConfigLive } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
 import { cliServicesLive, demoCommand, importCommand } from "./visibility/cli.js"
+import { rangesUpdate, verifyCommand } from "./verification/cli.js"
 
 /**
  * The operator command line (decisions.md): the same Layers and database as the server.
@@ -21,6 +22,8 @@ commands:
   import <brand-slug> <file> [--email <user email>]
                                import answer observations (JSON array or NDJSON), as the dashboard endpoint
   demo [--days N]              create or refresh the demo workspace; prints the login and a fresh API key
+  ranges update [--from DIR]   refresh the operators' IP range files (from their URLs, or DIR); servers reload them
+  verify <ip> <user agent>     the verdict of one request (verified, spoofed, unverified) and why
 `
 
 /** A mistyped command: exit code 2. */
@@ -71,6 +74,12 @@ const command = (args: ReadonlyArray<string>): Effect.Effect<void, unknown> => {
       return importCommand(rest).pipe(Effect.provide(cliServicesLive()))
     case "demo":
       return demoCommand(rest).pipe(Effect.provide(cliServicesLive()))
+    case "ranges":
+      return rest[0] === "update"
+        ? rangesUpdate(rest.slice(1)).pipe(Effect.provide(cliServicesLive()))
+        : Effect.fail(new UsageError("usage: bun run cli ranges update [--from DIR]"))
+    case "verify":
+      return verifyCommand(rest).pipe(Effect.provide(cliServicesLive()))
     case undefined:
     case "help":
     case "--help":
