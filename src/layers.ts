@@ -95,17 +95,18 @@ export const makeServices = <E, R>(options: {
     Layer.provideMerge(options.visibilityConfig ?? VisibilityConfigLive),
     Layer.provide(options.repositories)
   )
-  // Agent analytics (issue 5): the reads over the rollups, and the retention fiber.
-  const agents = RetentionLive.pipe(
-    Layer.provideMerge(AgentsServiceLive),
-    Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
-    Layer.provide(core)
-  )
   // Verified agents (docs/verification.md): verdicts at ingestion, range reloads, the background pass.
   const verification = VerificationLive.pipe(
     Layer.provideMerge(Layer.mergeAll(options.resolver ?? ResolverLive, options.verificationConfig ?? VerificationConfigLive)),
     Layer.provide(ClassifierLive),
     Layer.provide(options.repositories)
+  )
+  // Agent analytics (issue 5): the reads over the rollups, and the retention fiber.
+  const agents = RetentionLive.pipe(
+    Layer.provideMerge(AgentsServiceLive),
+    Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
+    Layer.provide(core),
+    Layer.provide(verification)
   )
   return ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(
     Layer.provideMerge(verification),

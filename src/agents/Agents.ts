@@ -7,6 +7,7 @@ import { now } from "../platform/Time.js"
 import type { AgentPagesResponse, AgentsResponse, AttributionResponse, SearchPerformanceResponse } from "./Api.js"
 import { AgentsConfig } from "./Config.js"
 import { VERDICTS } from "../verification/Verdict.js"
+import { Verification } from "../verification/Verification.js"
 import {
   AgentsRepo,
   type CrawlerFilter,
@@ -127,6 +128,7 @@ export const AgentsServiceLive = Layer.effect(
     const brands = yield* Brands
     const repo = yield* AgentsRepo
     const config = yield* AgentsConfig
+    const verification = yield* Verification
 
     /** metrics.md: coverage_from = the first day the rollup is complete for the brand; see docs/agents.md. */
     const coverage = (brand: BrandRow, from: string, today: string) =>
@@ -216,7 +218,8 @@ export const AgentsServiceLive = Layer.effect(
           },
           top_pages: top.rows,
           tag: { site_id: brand.siteId, snippet: tagSnippet(publicBase, brand.siteId) },
-          ...cover
+          ...cover,
+          ranges_snapshot: verification.snapshot().date
         } satisfies Dashboard
       })
 

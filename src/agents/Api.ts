@@ -210,7 +210,10 @@ export const AgentsResponse = Schema.Struct({
   top_pages: Schema.Array(CrawledPage).annotations({ description: "The most crawled paths, most hits first" }),
   tag: TrackingTag,
   retention_limited: RetentionLimited,
-  coverage_from: CoverageFrom
+  coverage_from: CoverageFrom,
+  ranges_snapshot: DateOnly.annotations({
+    description: "Date of the operators' IP range snapshot the verdicts are checked against (docs/verification.md)"
+  })
 }).annotations({ identifier: "AgentsResponse" })
 
 // ---------------------------------------------------------------------------

@@ -77,6 +77,9 @@ const drawDashboard = (data: AgentsResponse, verdicts: VerdictsByBot) => {
     data.retention_limited
       ? h("div", { class: "notice" }, `Crawler-filtered figures cover ${data.coverage_from} onwards (raw-hit retention).`)
       : null,
+    data.ranges_snapshot === undefined
+      ? null
+      : h("p", { class: "muted", id: "ranges-snapshot" }, `Verdicts checked against the operators' published IP ranges of ${data.ranges_snapshot}.`),
     h(
       "div",
       { class: "kpis", id: "agent-kpis" },

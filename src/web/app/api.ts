@@ -99,6 +99,7 @@ export interface AgentsResponse {
     readonly by_verification?: ReadonlyArray<{ readonly verification: string; readonly hits: number }>
   }
   readonly top_pages: ReadonlyArray<CrawledPage>
+  readonly ranges_snapshot?: string
   readonly tag: { readonly site_id: string; readonly snippet: string }
   readonly retention_limited: boolean
   readonly coverage_from: string
