@@ -118,6 +118,9 @@ export const VerificationConfigLive = Layer.effect(
 export const verificationConfigTest = (overrides: Partial<VerificationConfigShape> = {}) =>
   Layer.succeed(VerificationConfig, { ...VERIFICATION_DEFAULTS, ...overrides })
 
+/** Reverse-DNS checks started or waiting for a permit, at most (memory stays bounded when DNS is slow). */
+const MAX_IN_FLIGHT = 1_000
+
 /** An address in one canonical text form, so a forward answer compares equal to the client IP. */
 const ipKey = (ip: Ip) => (ip.v === 4 ? `4:${ip.n}` : `6:${[...ip.w].join(".")}`)
 
@@ -217,7 +220,8 @@ export const VerificationLive = Layer.scoped(
     /** Forward-confirmed names of `ip` into the cache; a transient failure or timeout caches nothing. */
     const confirm = (raw: string, ip: Ip) => {
       const key = ipKey(ip)
-      if (inFlight.has(key)) return Effect.void
+      // Started or queued checks are bounded: past that, the hit waits for the background pass.
+      if (inFlight.has(key) || inFlight.size >= MAX_IN_FLIGHT) return Effect.void
       inFlight.add(key)
       return permits.withPermits(1)(
         Effect.gen(function*() {
