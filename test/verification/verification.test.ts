@@ -6,6 +6,10 @@ import { VerificationRepo } from "../../src/verification/Repo.js"
 import { resolverFake } from "../../src/verification/Resolver.js"
 import { bundledSnapshot } from "../../src/verification/Snapshot.js"
 import { RANGES_CHANNEL } from "../../src/verification/Verification.js"
+import { rangesUpdate } from "../../src/verification/cli.js"
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { bearer, databaseBackends, makeTestApp, type Backend, type TestApp } from "../helpers/app.js"
 import { postBatch, tenant, type Tenant, UA } from "../ingestion/fixtures.js"
 
@@ -270,6 +274,36 @@ for (const backend of backends) {
         await ingest(t, [signed("/signed", signature), signed("/tampered", signature)])
         expect(await verdicts(t)).toEqual({ verified: 1, spoofed: 1, unverified: 0 })
         expect((await pages(t, "&verification=verified")).pages.map((p) => p.path)).toEqual(["/signed"])
+      })
+    })
+
+    describe("cli ranges update --from DIR", () => {
+      it("saves the folder's files as the newest snapshot; the running app checks against them", async () => {
+        const dir = mkdtempSync(join(tmpdir(), "aiv-ranges-"))
+        const manifest = JSON.parse(readFileSync(join(import.meta.dir, "../../src/verification/ranges/manifest.json"), "utf8")) as {
+          files: Array<{ file: string }>
+        }
+        for (const { file } of manifest.files) {
+          // The operators' shape for OpenAI's GPTBot file, plain text for the others.
+          writeFileSync(join(dir, file), file === "openai-gptbot.json"
+            ? JSON.stringify({ creationTime: "2026-11-23T00:00:00Z", prefixes: [{ ipv4Prefix: "192.0.2.0/24" }, { ipv6Prefix: "2001:db8:9::/48" }] })
+            : "# test\n198.18.0.0/15\n")
+        }
+        await app.run(rangesUpdate(["--from", dir]))
+        let found = { verified: 0, spoofed: 0, unverified: 0 } as Record<string, number>
+        for (let i = 0; i < 30 && found.verified !== 2; i++) {
+          const probe = await tenant(app, "growth")
+          await ingest(probe, [rec(UA.gptbot, "192.0.2.5"), rec(UA.gptbot, "2001:db8:9::5"), rec(UA.gptbot, "20.171.206.10")])
+          found = await verdicts(probe)
+          if (found.verified !== 2) await Bun.sleep(100)
+        }
+        // The old GPTBot range is gone from the new snapshot: 20.171.206.10 is now outside it.
+        expect(found).toEqual({ verified: 2, spoofed: 1, unverified: 0 })
+      })
+
+      it("a folder without a readable file saves nothing and says so", async () => {
+        const dir = mkdtempSync(join(tmpdir(), "aiv-ranges-empty-"))
+        await expect(app.run(rangesUpdate(["--from", dir]))).rejects.toThrow("no range file could be read")
       })
     })
   })
