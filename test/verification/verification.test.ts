@@ -308,3 +308,35 @@ for (const backend of backends) {
     })
   })
 }
+
+// A range update reaches every server process through NOTIFY (with TEST_SERVERS=2, two real processes
+// whose requests alternate; otherwise the in-process app on each database back end).
+for (const backend of databaseBackends()) {
+  describe(`range reload across server processes on ${backend}`, () => {
+    let app: TestApp
+    beforeAll(async () => {
+      app = await makeTestApp(backend)
+    }, 60_000)
+    afterAll(() => app.dispose())
+
+    it("after ranges update, each server checks against the new snapshot without a restart", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "aiv-ranges-x-"))
+      writeFileSync(join(dir, "openai-gptbot.json"), "192.0.2.0/24\n")
+      await app.run(rangesUpdate(["--from", dir]))
+      let verified = 0
+      for (let i = 0; i < 50 && verified < 2; i++) {
+        // Two deliveries a round: with two servers, one each.
+        verified = 0
+        for (let k = 0; k < 2; k++) {
+          const probe = await tenant(app, "growth")
+          const response = await postBatch(app, probe.key, { site_id: probe.siteId, records: [rec(UA.gptbot, "192.0.2.77")] })
+          expect(response.status).toBe(200)
+          const body = await (await app.fetch(`/api/public/v1/brands/${probe.brandSlug}/agents?range=7d`, { headers: bearer(probe.key) })).json() as Dashboard
+          verified += body.breakdowns.by_verification[0]!.hits
+        }
+        if (verified < 2) await Bun.sleep(100)
+      }
+      expect(verified).toBe(2)
+    })
+  })
+}
