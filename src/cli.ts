@@ -7,6 +7,7 @@ import { shipCommand } from "./ingestion/shipCli.js"
 import { AppConfigLive } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
 import { cliServicesLive, demoCommand, importCommand } from "./visibility/cli.js"
+import { rangesUpdate, verifyCommand } from "./verification/cli.js"
 
 /**
  * The operator command line (decisions.md): the same Layers and database as the server.
@@ -24,6 +25,8 @@ commands:
   demo [--days N]              create or refresh the demo workspace; prints the login and a fresh API key
   ship <file>... --site <site_id> --key <API key> [--url <base URL>] [--format <format>]
                                send log files (gzip or not, - for stdin) to a server's batch endpoint
+  ranges update [--from DIR]   refresh the operators' IP range files (from their URLs, or DIR); servers reload them
+  verify <ip> <user agent>     the verdict of one request (verified, spoofed, unverified) and why
 `
 
 /** A mistyped command: exit code 2. */
@@ -79,6 +82,12 @@ const command = (args: ReadonlyArray<string>): Effect.Effect<void, unknown> => {
       return shipCommand(rest).pipe(
         Effect.mapError((e) => (e._tag === "ShipUsageError" ? new UsageError(e.message) : new CommandFailed(e.message)))
       )
+    case "ranges":
+      return rest[0] === "update"
+        ? rangesUpdate(rest.slice(1)).pipe(Effect.provide(cliServicesLive()))
+        : Effect.fail(new UsageError("usage: bun run cli ranges update [--from DIR]"))
+    case "verify":
+      return verifyCommand(rest).pipe(Effect.provide(cliServicesLive()))
     case undefined:
     case "help":
     case "--help":

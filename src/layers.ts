@@ -42,6 +42,9 @@ import { ObservationsHttpLive } from "./visibility/ObservationsHttp.js"
 import { ObservationsRepo, ObservationsRepoLive } from "./visibility/ObservationsRepo.js"
 import { Visibility, VisibilityConfig, VisibilityConfigLive, VisibilityLive as VisibilityServiceLive } from "./visibility/Visibility.js"
 import { VisibilityRepo, VisibilityRepoLive } from "./visibility/VisibilityRepo.js"
+import { VerificationRepo, VerificationRepoLive } from "./verification/Repo.js"
+import { Resolver, ResolverLive } from "./verification/Resolver.js"
+import { Verification, VerificationConfig, VerificationConfigLive, VerificationLive } from "./verification/Verification.js"
 
 /**
  * The whole wiring, in one place. Infrastructure (config, database) comes from outside,
@@ -50,7 +53,7 @@ import { VisibilityRepo, VisibilityRepoLive } from "./visibility/VisibilityRepo.
 
 /** One repository per aggregate; Live ones talk SQL, tests may pass in-memory fakes instead. */
 export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo | ObservationsRepo | HitsRepo | Quota | VisibilityRepo
-  | AgentsRepo
+  | AgentsRepo | VerificationRepo
 export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
   AccountsRepoLive,
   ApiKeysRepoLive,
@@ -59,11 +62,12 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   VisibilityRepoLive,
   HitsRepoLive,
   QuotaLive,
-  AgentsRepoLive
+  AgentsRepoLive,
+  VerificationRepoLive
 )
 
 export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
-  | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle
+  | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | Verification | VerificationConfig | Resolver
 export type Infrastructure = AppConfig | Database
 
 /** Domain services over the repositories. */
@@ -76,6 +80,9 @@ export const makeServices = <E, R>(options: {
   readonly visibilityConfig?: Layer.Layer<VisibilityConfig>
   /** Agent analytics (retention, the tag); default from the environment (AgentsConfigLive). */
   readonly agentsConfig?: Layer.Layer<AgentsConfig>
+  /** Verified agents: DNS and its limits; default the system resolver and the environment (docs/verification.md). */
+  readonly resolver?: Layer.Layer<Resolver>
+  readonly verificationConfig?: Layer.Layer<VerificationConfig>
 }) => {
   const base = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive)
   // Observations (answer observations in) builds on Brands and the Analysis service.
@@ -89,13 +96,21 @@ export const makeServices = <E, R>(options: {
     Layer.provideMerge(options.visibilityConfig ?? VisibilityConfigLive),
     Layer.provide(options.repositories)
   )
+  // Verified agents (docs/verification.md): verdicts at ingestion, range reloads, the background pass.
+  const verification = VerificationLive.pipe(
+    Layer.provideMerge(Layer.mergeAll(options.resolver ?? ResolverLive, options.verificationConfig ?? VerificationConfigLive)),
+    Layer.provide(ClassifierLive),
+    Layer.provide(options.repositories)
+  )
   // Agent analytics (issue 5): the reads over the rollups, and the retention fiber.
   const agents = RetentionLive.pipe(
     Layer.provideMerge(AgentsServiceLive),
     Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
-    Layer.provide(core)
+    Layer.provide(core),
+    Layer.provide(verification)
   )
   return ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(
+    Layer.provideMerge(verification),
     Layer.provideMerge(core),
     Layer.provideMerge(visibility),
     Layer.provideMerge(agents),

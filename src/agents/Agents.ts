@@ -6,6 +6,8 @@ import { AGENT_KINDS, type Range, rangeDays, rangeOrDefault } from "../platform/
 import { now } from "../platform/Time.js"
 import type { AgentPagesResponse, AgentsResponse, AttributionResponse, SearchPerformanceResponse } from "./Api.js"
 import { AgentsConfig } from "./Config.js"
+import { VERDICTS } from "../verification/Verdict.js"
+import { Verification } from "../verification/Verification.js"
 import {
   AgentsRepo,
   type CrawlerFilter,
@@ -26,6 +28,7 @@ export interface CrawlerParams {
   readonly bot?: string | undefined
   readonly vendor?: string | undefined
   readonly kind?: string | undefined
+  readonly verification?: string | undefined
 }
 
 export interface PagesParams extends CrawlerParams {
@@ -87,7 +90,8 @@ const nonEmpty = (s: string | undefined) => (s === undefined || s.trim() === "" 
 const filterOf = (params: CrawlerParams): CrawlerFilter => ({
   bot: nonEmpty(params.bot),
   vendor: nonEmpty(params.vendor),
-  kind: nonEmpty(params.kind)
+  kind: nonEmpty(params.kind),
+  verification: nonEmpty(params.verification)
 })
 
 /** "docs", "/docs", "docs/" -> "docs"; "/" -> "/"; "" -> null; "a/b" is not a top-level folder. */
@@ -124,6 +128,7 @@ export const AgentsServiceLive = Layer.effect(
     const brands = yield* Brands
     const repo = yield* AgentsRepo
     const config = yield* AgentsConfig
+    const verification = yield* Verification
 
     /** metrics.md: coverage_from = the first day the rollup is complete for the brand; see docs/agents.md. */
     const coverage = (brand: BrandRow, from: string, today: string) =>
@@ -178,7 +183,9 @@ export const AgentsServiceLive = Layer.effect(
         const vendors = new Map<string, number>()
         const kinds = new Map<string, number>()
         const statuses = new Map<number | null, number>()
+        const verdicts = new Map<string, number>()
         for (const row of daily) {
+          sumInto(verdicts, row.verification, row.hits)
           hits += row.hits
           if (row.status !== null && row.status >= 400) errors += row.hits
           const day = perDay.get(row.day) ?? { hits: 0, byKind: new Map() }
@@ -206,11 +213,13 @@ export const AgentsServiceLive = Layer.effect(
             by_kind: [...kinds].map(([kind, n]) => ({ kind, hits: n })).sort(byHitsThen((k) => k.kind)) as Dashboard["breakdowns"]["by_kind"],
             by_status: [...statuses].map(([status, n]) => ({ status, hits: n })).sort((a, b) =>
               b.hits - a.hits || (a.status ?? 1000) - (b.status ?? 1000)
-            )
+            ),
+            by_verification: VERDICTS.map((verification) => ({ verification, hits: verdicts.get(verification) ?? 0 }))
           },
           top_pages: top.rows,
           tag: { site_id: brand.siteId, snippet: tagSnippet(publicBase, brand.siteId) },
-          ...cover
+          ...cover,
+          ranges_snapshot: verification.snapshot().date
         } satisfies Dashboard
       })
 

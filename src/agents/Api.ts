@@ -37,6 +37,15 @@ const crawlerFilterFields = {
         "Crawler kind: training_crawler (collects model training data), search_crawler, browsing_agent " +
         "(live answer-time fetches), agentic_browser, mcp_client"
     })
+  ),
+  verification: Schema.optional(
+    Schema.Literal("verified", "spoofed", "unverified").annotations({
+      description:
+        "Verdict of the hits (docs/verification.md): verified (the operator's published IP ranges, reverse DNS or " +
+        "signature confirm it), spoofed (the operator publishes a method and the check failed), unverified (no " +
+        "client IP, or no published method)",
+      message: () => ({ message: "must be one of verified, spoofed, unverified", override: true })
+    })
   )
 }
 
@@ -172,11 +181,19 @@ export const StatusBreakdown = Schema.Struct({
   hits: Count("Hits")
 }).annotations({ identifier: "StatusBreakdown" })
 
+export const VerificationBreakdown = Schema.Struct({
+  verification: Schema.Literal("verified", "spoofed", "unverified"),
+  hits: Count("Hits")
+}).annotations({ identifier: "VerificationBreakdown" })
+
 export const AgentBreakdowns = Schema.Struct({
   by_bot: Schema.Array(BotBreakdown).annotations({ description: "Most hits first" }),
   by_vendor: Schema.Array(VendorBreakdown).annotations({ description: "Most hits first" }),
   by_kind: Schema.Array(KindBreakdown).annotations({ description: "Most hits first" }),
-  by_status: Schema.Array(StatusBreakdown).annotations({ description: "Most hits first" })
+  by_status: Schema.Array(StatusBreakdown).annotations({ description: "Most hits first" }),
+  by_verification: Schema.Array(VerificationBreakdown).annotations({
+    description: "verified, spoofed, unverified, in that order, zeros included"
+  })
 }).annotations({ identifier: "AgentBreakdowns" })
 
 export const TrackingTag = Schema.Struct({
@@ -193,7 +210,10 @@ export const AgentsResponse = Schema.Struct({
   top_pages: Schema.Array(CrawledPage).annotations({ description: "The most crawled paths, most hits first" }),
   tag: TrackingTag,
   retention_limited: RetentionLimited,
-  coverage_from: CoverageFrom
+  coverage_from: CoverageFrom,
+  ranges_snapshot: DateOnly.annotations({
+    description: "Date of the operators' IP range snapshot the verdicts are checked against (docs/verification.md)"
+  })
 }).annotations({ identifier: "AgentsResponse" })
 
 // ---------------------------------------------------------------------------

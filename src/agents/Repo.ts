@@ -14,6 +14,8 @@ export interface CrawlerFilter {
   readonly bot: string | null
   readonly vendor: string | null
   readonly kind: string | null
+  /** docs/verification.md: verified, spoofed or unverified; absent or null = not filtered. */
+  readonly verification?: string | null
 }
 
 export type StatusFilter =
@@ -57,6 +59,7 @@ export interface DailyRow {
   readonly vendor: string
   readonly kind: string
   readonly status: number | null
+  readonly verification: string
   readonly hits: number
 }
 
@@ -111,7 +114,8 @@ export const AgentsRepoLive = Layer.effect(
     const crawlerClauses = (filter: CrawlerFilter) => [
       ...(filter.bot === null ? [] : [sql`bot = ${filter.bot}`]),
       ...(filter.vendor === null ? [] : [sql`vendor = ${filter.vendor}`]),
-      ...(filter.kind === null ? [] : [sql`kind = ${filter.kind}`])
+      ...(filter.kind === null ? [] : [sql`kind = ${filter.kind}`]),
+      ...(filter.verification == null ? [] : [sql`verification = ${filter.verification}`])
     ]
 
     const pathClauses = (query: PagesQuery) => {
@@ -129,7 +133,9 @@ export const AgentsRepoLive = Layer.effect(
       const where = [sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, ...crawlerClauses(query.filter), ...pathClauses(query)]
       if (query.paths !== undefined) where.push(sql`path = any(${query.paths}::text[])`)
       const status = query.status
-      if ((query.days === 7 || query.days === 30 || query.days === 90) && (status === null || status._tag !== "code")) {
+      // The spans keep no verdicts: a verification filter reads the daily rollup (docs/verification.md).
+      const spans = query.filter.verification == null
+      if (spans && (query.days === 7 || query.days === 30 || query.days === 90) && (status === null || status._tag !== "code")) {
         // The span rows (ensureSpans made them end today).
         const [h, e, ls] = status === null
           ? ["hits", "errors", "last_seen"]
@@ -164,7 +170,7 @@ export const AgentsRepoLive = Layer.effect(
     const perPathSpan = (accountId: number, brandId: number, query: PagesQuery) => {
       const status = query.status
       const f = query.filter
-      if (f.bot !== null || f.vendor !== null || f.kind !== null) return null
+      if (f.bot !== null || f.vendor !== null || f.kind !== null || f.verification != null) return null
       if (!(query.days === 7 || query.days === 30 || query.days === 90) || (status !== null && status._tag === "code")) return null
       const [h, e, u, ls] = status === null
         ? ["hits", "errors", "uniques", "last_seen"]
@@ -305,7 +311,7 @@ export const AgentsRepoLive = Layer.effect(
     const repo: AgentsRepoShape = {
       daily: (accountId, brandId, from, to, filter) =>
         sql<DailyRow>`
-          select to_char(day, 'YYYY-MM-DD') as day, bot, vendor, kind, status, hits
+          select to_char(day, 'YYYY-MM-DD') as day, bot, vendor, kind, status, verification, hits
           from crawler_daily
           where ${sql.and([sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, sql`day between ${from}::date and ${to}::date`, ...crawlerClauses(filter)])}`
           .pipe(Effect.orDie),

@@ -1,11 +1,13 @@
 /**
  * `cli classify`: User-Agent strings on stdin, one a line; one JSON line each on stdout:
- * {"ua":...,"bot":...,"vendor":...,"kind":...}, the last three null when the line is not an AI crawler.
+ * {"ua":...,"bot":...,"vendor":...,"kind":...}, the last three null when the line is not an AI crawler;
+ * an agent's line adds "verification_methods" (docs/verification.md).
  *
  * Streams: input is decoded chunk by chunk (never buffered whole), output is written in batches.
  * CRLF and a last line without a newline are handled; an empty line yields a row of nulls.
  * Runnable on its own: `bun run src/catalog/classifyCli.ts < uas.txt`.
  */
+import { bundledMethods } from "../verification/Methods.js"
 import { loadCatalog, makeClassifier, type Classification } from "./Classifier.js"
 
 export type Write = (chunk: string) => void | Promise<unknown>
@@ -13,15 +15,17 @@ export type Write = (chunk: string) => void | Promise<unknown>
 const BATCH_CHARS = 1 << 16
 const CACHE_MAX = 50_000
 
-const suffixOf = (c: Classification | null): string =>
+const suffixOf = (c: Classification | null, methods: (bot: string) => ReadonlyArray<string>): string =>
   c === null
     ? `,"bot":null,"vendor":null,"kind":null}\n`
-    : `,"bot":${JSON.stringify(c.bot)},"vendor":${JSON.stringify(c.vendor)},"kind":${JSON.stringify(c.kind)}}\n`
+    : `,"bot":${JSON.stringify(c.bot)},"vendor":${JSON.stringify(c.vendor)},"kind":${JSON.stringify(c.kind)},` +
+      `"verification_methods":${JSON.stringify(methods(c.bot))}}\n`
 
 export const runClassify = async (
   input: ReadableStream<Uint8Array>,
   write: Write,
   classify: (ua: string) => Classification | null = makeClassifier(loadCatalog().agents),
+  methods: (bot: string) => ReadonlyArray<string> = (bot) => bundledMethods().get(bot) ?? [],
 ): Promise<void> => {
   // Log files repeat the same User-Agents: remember each line's JSON (bounded).
   const cache = new Map<string, string>()
@@ -34,7 +38,7 @@ export const runClassify = async (
       const c = classify(ua)
       let suffix = suffixes.get(c)
       if (suffix === undefined) {
-        suffix = suffixOf(c)
+        suffix = suffixOf(c, methods)
         suffixes.set(c, suffix)
       }
       json = `{"ua":${JSON.stringify(ua)}${suffix}`

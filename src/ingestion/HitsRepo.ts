@@ -9,6 +9,9 @@ export interface HitRow extends LogRequest {
   readonly bot: string
   readonly vendor: string
   readonly kind: string
+  /** docs/verification.md: the verdict (default unverified) and whether a reverse-DNS answer is awaited. */
+  readonly verification?: "verified" | "spoofed" | "unverified"
+  readonly verifyPending?: boolean
 }
 
 /** A person's request referred by an answer engine. */
@@ -86,32 +89,35 @@ export const HitsRepoLive = Layer.effect(
             ${col(h, (x) => x.vendor)}::text[], ${col(h, (x) => x.kind)}::text[], ${col(h, (x) => x.host)}::text[],
             ${col(h, (x) => x.path)}::text[], ${col(h, (x) => x.query)}::text[], ${col(h, (x) => x.method)}::text[],
             ${col(h, (x) => x.status)}::int2[], ${col(h, (x) => x.clientIp)}::text[], ${col(h, (x) => x.country)}::text[],
-            ${col(h, (x) => x.referrer)}::text[]
-          ) as u(record_key, ms, bot, vendor, kind, host, path, query, method, status, client_ip, country, referrer)
+            ${col(h, (x) => x.referrer)}::text[],
+            ${col(h, (x) => x.verification ?? "unverified")}::text[], ${col(h, (x) => x.verifyPending ?? false)}::bool[]
+          ) as u(record_key, ms, bot, vendor, kind, host, path, query, method, status, client_ip, country, referrer,
+                 verification, verify_pending)
           limit ${input.limit}
         ), ins as (
           insert into crawler_hits (brand_id, record_key, account_id, ts, bot, vendor, kind, host, path, query, method,
-                                    status, client_ip, country, referrer, channel)
+                                    status, client_ip, country, referrer, channel, verification, verify_pending)
           select ${input.brandId}, record_key, ${input.accountId}, to_timestamp(ms / 1000.0), bot, vendor, kind, host, path,
-                 query, method, status, client_ip, country, referrer, ${input.channel}
+                 query, method, status, client_ip, country, referrer, ${input.channel}, verification, verify_pending
           from hit_rows
           on conflict (brand_id, record_key) do nothing
-          returning ts, path, bot, vendor, kind, status
+          returning ts, path, bot, vendor, kind, status, verification
         ), roll as (
-          insert into crawler_rollup (brand_id, day, path, bot, status, account_id, vendor, kind, hits, last_seen)
-          select ${input.brandId}, (ts at time zone 'UTC')::date, path, bot, status, ${input.accountId}, min(vendor), min(kind),
-                 count(*)::int, max(ts)
+          insert into crawler_rollup (brand_id, day, path, bot, status, verification, account_id, vendor, kind, hits, last_seen)
+          select ${input.brandId}, (ts at time zone 'UTC')::date, path, bot, status, verification, ${input.accountId}, min(vendor),
+                 min(kind), count(*)::int, max(ts)
           from ins
-          group by 2, 3, 4, 5
-          on conflict on constraint crawler_rollup_key do update
+          group by 2, 3, 4, 5, 6
+          on conflict on constraint crawler_rollup_verdict_key do update
             set hits = crawler_rollup.hits + excluded.hits, last_seen = greatest(crawler_rollup.last_seen, excluded.last_seen)
         ), daily as (
           -- The rollup without the path (issue 5: KPIs, trend, breakdowns).
-          insert into crawler_daily (brand_id, day, bot, status, account_id, vendor, kind, hits)
-          select ${input.brandId}, (ts at time zone 'UTC')::date, bot, status, ${input.accountId}, min(vendor), min(kind), count(*)::int
+          insert into crawler_daily (brand_id, day, bot, status, verification, account_id, vendor, kind, hits)
+          select ${input.brandId}, (ts at time zone 'UTC')::date, bot, status, verification, ${input.accountId}, min(vendor),
+                 min(kind), count(*)::int
           from ins
-          group by 2, 3, 4
-          on conflict on constraint crawler_daily_key do update set hits = crawler_daily.hits + excluded.hits
+          group by 2, 3, 4, 5
+          on conflict on constraint crawler_daily_verdict_key do update set hits = crawler_daily.hits + excluded.hits
         ), span_state as (
           -- Issue 5: the 7/30/90-day per-(path, bot) totals, when the brand has them (a rebuild holds this row).
           select as_of from crawler_span_state where brand_id = ${input.brandId} and as_of is not null for share

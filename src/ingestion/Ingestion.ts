@@ -25,6 +25,7 @@ import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
 import { isLogFormat, LOG_FORMATS, type LogFormat } from "./formats/common.js"
 import { type HitRow, HitsRepo, type ReferralRow } from "./HitsRepo.js"
 import { Quota } from "./Quota.js"
+import { Verification } from "../verification/Verification.js"
 import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
 import { Spool, type SpooledDelivery } from "./Spool.js"
 
@@ -146,6 +147,7 @@ export const IngestionServiceLive = Layer.effect(
     const { classify } = yield* Classifier
     const config = yield* IngestConfig
     const brandsRepo = yield* BrandsRepo
+    const verification = yield* Verification
 
     /** What the drain reports while the database is unreachable: the last figures it gave this account. */
     const lastKnown = new Map<number, { used: number; cap: number }>()
@@ -184,6 +186,9 @@ export const IngestionServiceLive = Layer.effect(
     }): Effect.Effect<IngestResult, QuotaExceeded> =>
       Effect.gen(function*() {
         const { brand, plan } = input
+        // docs/verification.md: every hit is stored with its verdict.
+        const verdicts = yield* verification.verdicts(input.hits)
+        const hits = input.hits.map((hit, i) => ({ ...hit, ...verdicts[i] }))
         const accountId = brand.accountId
         const month = monthStart(new Date(input.receivedAt))
         const cap = plan.monthlyEvents
@@ -193,7 +198,7 @@ export const IngestionServiceLive = Layer.effect(
           brandId: brand.id,
           channel: input.channel,
           month,
-          hits: input.hits,
+          hits,
           referrals: input.referrals
         }
         if (input.hits.length === 0) {

@@ -20,6 +20,10 @@ export interface LogRequest {
   readonly status: number | null
   readonly clientIp: string | null
   readonly country: string | null
+  /** Web Bot Auth headers of the request, when the record carries them (docs/verification.md). */
+  readonly signature?: string | null
+  readonly signatureInput?: string | null
+  readonly signatureAgent?: string | null
 }
 
 export const BATCH_CHANNELS = ["edge_worker", "cdn_webhook", "csv_upload", "api"] as const
@@ -127,7 +131,10 @@ export const fromBatchRecord = (record: unknown, receivedAt: number): LogRequest
     referrer: clean(str(record.ref) ?? "", MAX_FIELD),
     status: statusOf(record.status),
     clientIp: ipOf(record.ip),
-    country: countryOf(record.country)
+    country: countryOf(record.country),
+    signature: typeof record.signature === "string" ? clean(record.signature, MAX_FIELD * 4) : null,
+    signatureInput: typeof record.signature_input === "string" ? clean(record.signature_input, MAX_FIELD) : null,
+    signatureAgent: typeof record.signature_agent === "string" ? clean(record.signature_agent, MAX_FIELD) : null
   }
 }
 

@@ -240,7 +240,9 @@ describe("classifyCli", () => {
   it("prints GPTBot, OpenAI, training_crawler for the issue's example", async () => {
     const ua = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; GPTBot/1.2; +https://openai.com/gptbot"
     const out = await runCli(`${ua}\n`)
-    expect(out).toBe(`${JSON.stringify({ ua, bot: "GPTBot", vendor: "OpenAI", kind: "training_crawler" })}\n`)
+    expect(out).toBe(
+      `${JSON.stringify({ ua, bot: "GPTBot", vendor: "OpenAI", kind: "training_crawler", verification_methods: ["ip_ranges"] })}\n`,
+    )
   })
 
   it("handles CRLF, empty lines, a last line without newline, and chunks split anywhere", async () => {
@@ -249,13 +251,14 @@ describe("classifyCli", () => {
     const expected = [
       { ua: "curl/8.5.0", bot: null, vendor: null, kind: null },
       { ua: "", bot: null, vendor: null, kind: null },
-      { ua: "ClaudeBot/1.0", bot: "ClaudeBot", vendor: "Anthropic", kind: "training_crawler" },
+      { ua: "ClaudeBot/1.0", bot: "ClaudeBot", vendor: "Anthropic", kind: "training_crawler", verification_methods: ["ip_ranges"] },
       { ua: "", bot: null, vendor: null, kind: null },
       {
         ua: "ModelContextProtocol/1.0 (User-Specified; +https://github.com/modelcontextprotocol/servers)",
         bot: "MCP Fetch (User-Specified)",
         vendor: "Model Context Protocol",
         kind: "mcp_client",
+        verification_methods: [],
       },
     ]
     for (const split of [1, 3, 11, 12, 13, bytes.length]) {

@@ -10,7 +10,8 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
   const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
   const matches = (hit: FakeHitsStore["hits"][number], filter: CrawlerFilter) =>
     (filter.bot === null || hit.bot === filter.bot) && (filter.vendor === null || hit.vendor === filter.vendor) &&
-    (filter.kind === null || hit.kind === filter.kind)
+    (filter.kind === null || hit.kind === filter.kind) &&
+    (filter.verification == null || (hit.verification ?? "unverified") === filter.verification)
   const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
   const pageRows = (accountId: number, brandId: number, query: PagesQuery): Array<PageRow> => {
@@ -54,13 +55,18 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
   return Layer.succeed(AgentsRepo, {
     daily: (accountId, brandId, from, to, filter) =>
       Effect.sync(() => {
-        const out = new Map<string, { day: string; bot: string; vendor: string; kind: string; status: number | null; hits: number }>()
+        const out = new Map<
+          string,
+          { day: string; bot: string; vendor: string; kind: string; status: number | null; verification: string; hits: number }
+        >()
         for (const hit of store.hits) {
           if (hit.accountId !== accountId || hit.brandId !== brandId || !matches(hit, filter)) continue
           const day = dayOf(hit.ts)
           if (day < from || day > to) continue
-          const key = `${day}|${hit.bot}|${hit.status}`
-          const row = out.get(key) ?? { day, bot: hit.bot, vendor: hit.vendor, kind: hit.kind, status: hit.status, hits: 0 }
+          const verification = hit.verification ?? "unverified"
+          const key = `${day}|${hit.bot}|${hit.status}|${verification}`
+          const row = out.get(key) ??
+            { day, bot: hit.bot, vendor: hit.vendor, kind: hit.kind, status: hit.status, verification, hits: 0 }
           row.hits++
           out.set(key, row)
         }

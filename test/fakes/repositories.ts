@@ -6,6 +6,7 @@ import { BrandsRepo, type BrandRow, type CompetitorRow, NameTaken, type PromptRo
 import { Database } from "../../src/platform/Sql.js"
 import { makeFakeAgentsRepo } from "./agents.js"
 import { makeFakeIngestionRepos } from "./ingestion.js"
+import { makeFakeVerificationRepo } from "./verification.js"
 import { makeFakeObservationsRepo } from "./observations.js"
 import { makeFakeVisibilityRepo } from "./visibility.js"
 
@@ -217,7 +218,8 @@ export const makeFakeRepositories = () => {
   const visibility = makeFakeVisibilityRepo({ prompts: store.prompts, maxPrompts: (accountId) => planOf(store, accountId).maxPrompts })
   const agents = makeFakeAgentsRepo(ingestion.store)
   return {
-    layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer, visibility, agents),
+    layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer, visibility, agents,
+      makeFakeVerificationRepo(ingestion.store)),
     store,
     observations,
     ingestion

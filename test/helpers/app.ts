@@ -10,6 +10,8 @@ import { runMigrations } from "../../src/platform/Migrations.js"
 import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
 import { visibilityConfigTest, type VisibilityConfigShape } from "../../src/visibility/Visibility.js"
 import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
+import { Resolver, resolverFake, type ResolverShape } from "../../src/verification/Resolver.js"
+import { verificationConfigTest, type VerificationConfigShape } from "../../src/verification/Verification.js"
 import { fixedClock } from "./clock.js"
 import { makeServerApp, planServers, twoServerMode } from "./servers.js"
 
@@ -62,6 +64,9 @@ export interface TestAppOptions {
   readonly now?: Date
   /** Server settings (e.g. rate limits, REDIS_URL); default appConfigTest's (rate limits off). */
   readonly config?: Partial<AppConfigShape>
+  /** Verified agents: the DNS resolver (default: one knowing no name) and the limits (default: the defaults). */
+  readonly resolver?: ResolverShape
+  readonly verification?: Partial<VerificationConfigShape>
 }
 
 /**
@@ -102,7 +107,9 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
         passwords: PasswordHasherCheap,
         ingestConfig: ingestConfigTest(options.ingest),
         visibilityConfig: visibilityConfigTest(options.visibility),
-        agentsConfig: agentsConfigTest(options.agents)
+        agentsConfig: agentsConfigTest(options.agents),
+        resolver: Layer.succeed(Resolver, options.resolver ?? resolverFake({ ptr: {}, addresses: {} })),
+        verificationConfig: verificationConfigTest(options.verification)
       })
     ),
     Layer.provide(infra),

@@ -81,7 +81,7 @@ describe("MCP server (official SDK client)", () => {
     expect(properties["range"]!["enum"]).toEqual(["7d", "30d", "90d"])
     expect(properties["limit"]).toMatchObject({ type: "integer", minimum: 1, maximum: 500 })
     expect(Object.keys(properties).sort()).toEqual(
-      ["bot", "dir", "folder", "kind", "limit", "offset", "q", "range", "slug", "sort", "status", "vendor"]
+      ["bot", "dir", "folder", "kind", "limit", "offset", "q", "range", "slug", "sort", "status", "vendor", "verification"]
     )
     const competitor = tools.find((tool) => tool.name === "get_competitor_prompts")!
     expect(competitor.inputSchema.required).toEqual(["name"])

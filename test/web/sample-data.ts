@@ -63,7 +63,12 @@ export const sampleAgents = Schema.encodeSync(AgentsResponse)(Schema.decodeUnkno
       { kind: "search_crawler", hits: 1545 },
       { kind: "browsing_agent", hits: 703 }
     ],
-    by_status: [{ status: 200, hits: 5200 }, { status: 404, hits: 56 }, { status: 301, hits: 66 }, { status: null, hits: 56 }]
+    by_status: [{ status: 200, hits: 5200 }, { status: 404, hits: 56 }, { status: 301, hits: 66 }, { status: null, hits: 56 }],
+    by_verification: [
+      { verification: "verified", hits: 4102 },
+      { verification: "spoofed", hits: 410 },
+      { verification: "unverified", hits: 866 }
+    ]
   },
   top_pages: pages,
   tag: {
@@ -71,7 +76,8 @@ export const sampleAgents = Schema.encodeSync(AgentsResponse)(Schema.decodeUnkno
     snippet: "<script async src=\"/t.js\" data-site=\"3f1c2b9e-8a41-4d2b-9a77-2c5d3e1f0a11\"></script>"
   },
   retention_limited: false,
-  coverage_from: "2026-03-01"
+  coverage_from: "2026-03-01",
+  ranges_snapshot: "2026-08-21"
 }))
 
 export const samplePages = (offset: number, limit: number) =>

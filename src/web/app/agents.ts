@@ -9,7 +9,12 @@ import { append, clear, formatDate, formatNumber, formatPercent, h } from "./dom
  */
 
 const KINDS = ["training_crawler", "search_crawler", "browsing_agent", "agentic_browser", "mcp_client"]
-const FILTERS = ["range", "bot", "vendor", "kind"] as const
+const FILTERS = ["range", "bot", "vendor", "kind", "verification"] as const
+const VERDICTS = ["verified", "spoofed", "unverified"]
+
+/** Per bot, its verified and spoofed hits (the same filters with verification=verified / spoofed). */
+type VerdictsByBot = { readonly verified: Map<string, number>; readonly spoofed: Map<string, number> }
+const share = (part: number | undefined, whole: number) => (whole === 0 ? "–" : formatPercent((part ?? 0) / whole))
 const PAGE_PARAMS = ["folder", "status", "q", "sort", "dir", "limit", "offset"] as const
 
 const setParams = (slug: string, params: URLSearchParams, changes: Record<string, string | null>) => {
@@ -66,19 +71,25 @@ const table = (headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray
     )
   )
 
-const drawDashboard = (data: AgentsResponse) => {
+const drawDashboard = (data: AgentsResponse, verdicts: VerdictsByBot) => {
   const kinds = KINDS.filter((kind) => data.trend.some((point) => (point.by_kind[kind] ?? 0) > 0))
   return [
     data.retention_limited
       ? h("div", { class: "notice" }, `Crawler-filtered figures cover ${data.coverage_from} onwards (raw-hit retention).`)
       : null,
+    data.ranges_snapshot === undefined
+      ? null
+      : h("p", { class: "muted", id: "ranges-snapshot" }, `Verdicts checked against the operators' published IP ranges of ${data.ranges_snapshot}.`),
     h(
       "div",
       { class: "kpis", id: "agent-kpis" },
       kpi("Crawler hits", formatNumber(data.kpis.hits)),
       kpi("Pages fetched", formatNumber(data.kpis.pages)),
       kpi("Bots seen", formatNumber(data.kpis.bots)),
-      kpi("Error rate", formatPercent(data.kpis.error_rate))
+      kpi("Error rate", formatPercent(data.kpis.error_rate)),
+      ...(data.breakdowns.by_verification ?? []).filter((v) => v.verification !== "unverified").map((v) =>
+        kpi(v.verification === "verified" ? "Verified" : "Spoofed", share(v.hits, data.kpis.hits))
+      )
     ),
     h(
       "div",
@@ -138,7 +149,18 @@ const drawDashboard = (data: AgentsResponse) => {
         "div",
         { class: "card" },
         h("h2", null, "By bot"),
-        table(["Bot", "Vendor", "Kind", "Hits"], data.breakdowns.by_bot.map((row) => [row.bot, row.vendor, row.kind, row.hits]), [3])
+        table(
+          ["Bot", "Vendor", "Kind", "Hits", "Verified", "Spoofed"],
+          data.breakdowns.by_bot.map((row) => [
+            row.bot,
+            row.vendor,
+            row.kind,
+            row.hits,
+            share(verdicts.verified.get(row.bot), row.hits),
+            share(verdicts.spoofed.get(row.bot), row.hits)
+          ]),
+          [3, 4, 5]
+        )
       ),
       h(
         "div",
@@ -251,25 +273,46 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
   const vendor = h("input", { name: "vendor", placeholder: "any vendor", value: params.get("vendor") ?? "", size: 14 })
   const kind = h("select", { name: "kind" }, h("option", { value: "" }, "any kind"), KINDS.map((k) => h("option", { value: k, selected: params.get("kind") === k }, k)))
   const rangeSelect = h("select", { name: "range" }, ["7d", "30d", "90d"].map((r) => h("option", { value: r, selected: r === range }, `last ${r}`)))
+  const verification = h(
+    "select",
+    { name: "verification" },
+    h("option", { value: "" }, "any verdict"),
+    VERDICTS.map((v) => h("option", { value: v, selected: params.get("verification") === v }, v))
+  )
   const controls = h(
     "form",
     {
       class: "row card",
       onsubmit: (event: Event) => {
         event.preventDefault()
-        setParams(slug, params, { range: rangeSelect.value, bot: bot.value.trim(), vendor: vendor.value.trim(), kind: kind.value, offset: null })
+        setParams(slug, params, { range: rangeSelect.value, bot: bot.value.trim(), vendor: vendor.value.trim(), kind: kind.value, verification: verification.value, offset: null })
       }
     },
     h("div", null, h("label", null, "Range"), rangeSelect),
     h("div", null, h("label", null, "Bot"), bot),
     h("div", null, h("label", null, "Vendor"), vendor),
     h("div", null, h("label", null, "Kind"), kind),
+    h("div", null, h("label", null, "Verification"), verification),
     h("div", null, h("button", { type: "submit" }, "Apply"))
   )
-  void get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?${pick(params, FILTERS).toString()}`).then((result) => {
-    clear(dashboard)
-    append(dashboard, result.ok ? drawDashboard(result.value) : [unavailable(result.error, "The agent dashboard")])
-  })
+  const query = pick(params, FILTERS)
+  const withVerdict = (verdict: string) => {
+    const q = new URLSearchParams(query)
+    q.set("verification", verdict)
+    return get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?${q.toString()}`)
+  }
+  const byBot = (result: Awaited<ReturnType<typeof withVerdict>>) =>
+    new Map(result.ok ? result.value.breakdowns.by_bot.map((row) => [row.bot, row.hits] as const) : [])
+  void Promise.all([get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?${query.toString()}`), withVerdict("verified"), withVerdict("spoofed")])
+    .then(([result, verified, spoofed]) => {
+      clear(dashboard)
+      append(
+        dashboard,
+        result.ok
+          ? drawDashboard(result.value, { verified: byBot(verified), spoofed: byBot(spoofed) })
+          : [unavailable(result.error, "The agent dashboard")]
+      )
+    })
   append(page, [
     tabs(slug, "agents"),
     h("h1", null, `AI crawlers and agents · ${slug}`),

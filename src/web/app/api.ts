@@ -96,8 +96,10 @@ export interface AgentsResponse {
     readonly by_vendor: ReadonlyArray<{ readonly vendor: string; readonly hits: number }>
     readonly by_kind: ReadonlyArray<{ readonly kind: string; readonly hits: number }>
     readonly by_status: ReadonlyArray<{ readonly status: number | null; readonly hits: number }>
+    readonly by_verification?: ReadonlyArray<{ readonly verification: string; readonly hits: number }>
   }
   readonly top_pages: ReadonlyArray<CrawledPage>
+  readonly ranges_snapshot?: string
   readonly tag: { readonly site_id: string; readonly snippet: string }
   readonly retention_limited: boolean
   readonly coverage_from: string

@@ -1,0 +1,113 @@
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+
+/**
+ * Storage of verification (docs/verification.md): the range snapshots saved by `cli ranges update`
+ * (the newest wins over the bundled copy), and the hits waiting for a reverse-DNS answer with the
+ * upgrade of their verdict, rollups included.
+ */
+
+import type { Verdict } from "./Verdict.js"
+export { isVerdict, type Verdict, VERDICTS } from "./Verdict.js"
+
+/** A stored hit still waiting for its reverse-DNS check. */
+export interface PendingHit {
+  readonly brandId: number
+  readonly key: string
+  readonly bot: string
+  readonly clientIp: string
+  readonly ts: Date
+}
+
+export interface VerdictUpdate {
+  readonly brandId: number
+  readonly key: string
+  /** The final verdict; "unverified" closes the check without changing any figure. */
+  readonly verdict: Verdict
+}
+
+export interface VerificationRepoShape {
+  /** The newest saved snapshot (its JSON text) and when it was saved, or null. */
+  readonly latestSnapshot: Effect.Effect<{ readonly id: number; readonly json: string } | null>
+  readonly saveSnapshot: (json: string) => Effect.Effect<number>
+  /** Up to `limit` hits waiting for a reverse-DNS answer, oldest first. */
+  readonly pending: (limit: number) => Effect.Effect<ReadonlyArray<PendingHit>>
+  /**
+   * Sets the verdict of waiting hits and moves their counts from `unverified` to it in crawler_rollup
+   * and crawler_daily, in one transaction. A hit no longer waiting (another process took it) is left
+   * alone, so every hit moves once. Returns the hits whose verdict changed.
+   */
+  readonly settle: (updates: ReadonlyArray<VerdictUpdate>) => Effect.Effect<number>
+}
+
+export class VerificationRepo extends Context.Tag("VerificationRepo")<VerificationRepo, VerificationRepoShape>() {}
+
+export const VerificationRepoLive = Layer.effect(
+  VerificationRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    return {
+      latestSnapshot: sql<{ id: number; json: string }>`
+        select id::int as id, snapshot as json from verification_snapshots order by id desc limit 1`.pipe(
+        Effect.map((rows) => rows[0] ?? null),
+        Effect.orDie
+      ),
+      saveSnapshot: (json) =>
+        sql<{ id: number }>`insert into verification_snapshots (snapshot) values (${json}) returning id::int as id`.pipe(
+          Effect.map((rows) => rows[0]!.id),
+          Effect.orDie
+        ),
+      pending: (limit) =>
+        sql<PendingHit>`
+          select brand_id::int as "brandId", record_key as key, bot, client_ip as "clientIp", ts
+          from crawler_hits where verify_pending order by ts limit ${limit}`.pipe(Effect.orDie),
+      settle: (updates) =>
+        updates.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
+          const rows = yield* sql<{ changed: number; brands: ReadonlyArray<number> | null }>`
+            with v as (
+              select * from unnest(${updates.map((u) => u.brandId)}::int[], ${updates.map((u) => u.key)}::text[],
+                                   ${updates.map((u) => u.verdict)}::text[]) as v(brand_id, record_key, verdict)
+            ), upd as (
+              update crawler_hits h set verification = v.verdict, verify_pending = false
+              from v
+              where h.brand_id = v.brand_id and h.record_key = v.record_key and h.verify_pending
+              returning h.brand_id, h.account_id, h.ts, h.path, h.bot, h.vendor, h.kind, h.status, h.verification
+            ), moved as (
+              select brand_id, min(account_id) as account_id, (ts at time zone 'UTC')::date as day, path, bot,
+                     min(vendor) as vendor, min(kind) as kind, status, verification, count(*)::int as n, max(ts) as ls
+              from upd where verification <> 'unverified'
+              group by brand_id, 3, path, bot, status, verification
+            ), roll_out as (
+              update crawler_rollup r set hits = r.hits - m.n
+              from (select brand_id, day, path, bot, status, sum(n)::int as n from moved group by 1, 2, 3, 4, 5) m
+              where r.brand_id = m.brand_id and r.day = m.day and r.path = m.path and r.bot = m.bot
+                and r.status is not distinct from m.status and r.verification = 'unverified'
+            ), roll_in as (
+              insert into crawler_rollup (brand_id, day, path, bot, status, verification, account_id, vendor, kind, hits, last_seen)
+              select brand_id, day, path, bot, status, verification, account_id, vendor, kind, n, ls from moved
+              on conflict on constraint crawler_rollup_verdict_key do update
+                set hits = crawler_rollup.hits + excluded.hits, last_seen = greatest(crawler_rollup.last_seen, excluded.last_seen)
+            ), daily_out as (
+              update crawler_daily d set hits = d.hits - m.n
+              from (select brand_id, day, bot, status, sum(n)::int as n from moved group by 1, 2, 3, 4) m
+              where d.brand_id = m.brand_id and d.day = m.day and d.bot = m.bot and d.status is not distinct from m.status
+                and d.verification = 'unverified'
+            ), daily_in as (
+              insert into crawler_daily (brand_id, day, bot, status, verification, account_id, vendor, kind, hits)
+              select brand_id, day, bot, status, verification, min(account_id), min(vendor), min(kind), sum(n)::int
+              from moved group by brand_id, day, bot, status, verification
+              on conflict on constraint crawler_daily_verdict_key do update set hits = crawler_daily.hits + excluded.hits
+            )
+            select (select count(*) from upd where verification <> 'unverified')::int as changed,
+                   (select array_agg(distinct brand_id) from moved) as brands`
+          const brands = rows[0]?.brands ?? []
+          if (brands.length > 0) {
+            // Rows emptied by the move: a read never lists a path or bot with no hits.
+            yield* sql`delete from crawler_rollup where brand_id = any(${brands}::int[]) and verification = 'unverified' and hits = 0`
+            yield* sql`delete from crawler_daily where brand_id = any(${brands}::int[]) and verification = 'unverified' and hits = 0`
+          }
+          return rows[0]?.changed ?? 0
+        })).pipe(Effect.orDie)
+    }
+  })
+)
