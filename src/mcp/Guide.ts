@@ -1,6 +1,6 @@
 import { McpSchema, McpServer } from "@effect/ai"
 import { Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
-import { RangeLiteral, Slug } from "../platform/Schemas.js"
+import { ENGINE_SLUGS, RangeLiteral, Slug } from "../platform/Schemas.js"
 import { InProcessApp, readJson } from "../web/InProcess.js"
 import { McpCaller, readEndpointTools } from "./Tools.js"
 
@@ -11,9 +11,8 @@ import { McpCaller, readEndpointTools } from "./Tools.js"
  */
 
 export const INSTRUCTIONS = [
-  "This server answers questions about how AI answer engines (ChatGPT, Perplexity, Gemini, Claude, Copilot, Grok, " +
-  "DeepSeek, Google AI Overviews and AI Mode) talk about this account's brands and their competitors, and which AI " +
-  "crawlers and agents fetch the brands' websites. Every tool is read-only and sees only the account of the API key.",
+  `This server answers questions about how AI answer engines (${ENGINE_SLUGS.join(", ")}) talk about this ` +
+  "account's brands and their competitors, and which AI crawlers and agents fetch the brands' websites. Every tool is read-only and sees only the account of the API key.",
   "",
   "Start with list_brands when you do not know a brand's slug; most tools take it.",
   "Which tool answers what:",

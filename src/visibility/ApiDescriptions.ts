@@ -6,12 +6,16 @@
  * another one answers it better.
  */
 
+import { ENGINE_SLUGS } from "../platform/Schemas.js"
+
+const ENGINES = ENGINE_SLUGS.join(", ")
+
 const RANGE = "range = 7d, 30d or 90d: the last N days up to and including today (UTC), default 30d"
 
 /** Rates and shares are estimates from a sample of AI answers. */
 const INTERVALS =
   " Rates and shares are measured on a sample of AI answers: where the answer carries a sample size (`n`), a 95% " +
-  "interval (`*_ci95`, [low, high]) or `significant`, quote the interval for small samples and call a change real " +
+  "interval (`*_ci95`) or `significant`, quote the interval for small samples and call a change real " +
   "only when `significant` is true."
 
 export const VisibilityDescriptions = {
@@ -41,8 +45,8 @@ export const VisibilityDescriptions = {
     "the account's brands; for one brand's daily trend use GET /brands/:slug/snapshots. Parameter: " + RANGE +
     ". All regions." + INTERVALS,
   model:
-    "How one brand fares on each AI engine (chatgpt, perplexity, gemini, claude, copilot, grok, deepseek, " +
-    "ai_overview, ai_mode): score = 100 x the share of that engine's answers mentioning the brand over the range, " +
+    `How one brand fares on each AI engine (${ENGINES}): score = 100 x the share of that engine's answers ` +
+    "mentioning the brand over the range, " +
     "and delta = the change against the previous period of the same length. Use it for \"which engine mentions us " +
     "most or least\". Parameters: brand (slug; default the newest added brand, so pass it); " + RANGE + "." +
     INTERVALS,
@@ -73,9 +77,8 @@ export const IndustryDescriptions = {
     "answers mentioning it (share of voice 0..1, its change against the previous period, sentiment shares), a daily " +
     "series of mentions, and the brand's totals (mentions, answers read, mean rank). Use it for \"how do we compare " +
     "with competitors\"; for the ranking within one topic use GET /industry/ranking. Parameters: brand (slug; " +
-    "default the account's primary brand, the earliest added); " + RANGE + "; engine (one engine slug: chatgpt, " +
-    "perplexity, gemini, claude, copilot, grok, deepseek, ai_overview, ai_mode; absent = all engines, any other " +
-    "value matches nothing); region (ISO-3166-1 alpha-2, default the brand's primary region); language (ISO-639-1, " +
+    "default the account's primary brand, the earliest added); " + RANGE + `; engine (one engine slug: ${ENGINES}; ` +
+    "absent = all engines, any other value matches nothing); region (ISO-3166-1 alpha-2, default the brand's primary region); language (ISO-639-1, " +
     "default the region's language)." + INTERVALS,
   competitorCitations:
     "The domains cited in the primary brand's AI answers that mention one competitor, most cited first, with share " +
