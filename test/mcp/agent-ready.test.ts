@@ -125,6 +125,20 @@ for (const backend of databaseBackends()) {
       expect(snapshots.description).toContain("95% interval")
     })
 
+    it("says the same in the OpenAPI document as in the tools: the descriptions live on the endpoints", async () => {
+      const response = await app.fetch("/api/public/v1/openapi.json")
+      const document = JSON.parse(await response.text()) as { paths: Record<string, Record<string, { description?: string; summary?: string }>> }
+      const operations = Object.values(document.paths).flatMap((path) => (path["get"] === undefined ? [] : [path["get"]]))
+      expect(operations.length).toBe(19)
+      const descriptions = tools.map((tool) => tool.description ?? "")
+      for (const operation of operations) {
+        expect((operation.description ?? "").length).toBeGreaterThan(150)
+        // The tool's text starts with the same sentence (paths become tool names further on).
+        const firstSentence = operation.description!.split(". ")[0]!
+        expect(descriptions.some((description) => description.includes(firstSentence))).toBe(true)
+      }
+    })
+
     it("types and bounds every input: enums for closed sets, bounded strings and numbers, no other property", () => {
       for (const tool of tools) {
         expect(tool.inputSchema.type).toBe("object")
