@@ -4,6 +4,7 @@ import { BearerAuth } from "../accounts/Api.js"
 import { SlugPath } from "../brands/Api.js"
 import { BadRequestError, NotFoundError, NotImplementedError, UnauthorizedError } from "../platform/HttpErrors.js"
 import { AgentKindLiteral, DateOnly, DateTime, RangeParam } from "../platform/Schemas.js"
+import { AgentsDescriptions } from "./ApiDescriptions.js"
 
 /**
  * AI crawler and AI referral traffic of a brand's site (spec 2.14, 4.3; decisions.md; metrics.md section 3).
@@ -331,6 +332,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .setUrlParams(AgentsUrlParams)
       .addSuccess(AgentsResponse)
       .annotate(OpenApi.Summary, "AI crawler dashboard of a brand's site")
+      .annotate(OpenApi.Description, AgentsDescriptions.dashboard)
   )
   .add(
     HttpApiEndpoint.get("pages", "/brands/:slug/agents/pages")
@@ -338,11 +340,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .setUrlParams(AgentPagesUrlParams)
       .addSuccess(AgentPagesResponse)
       .annotate(OpenApi.Summary, "Every URL fetched by AI bots, one page of results")
-      .annotate(
-        OpenApi.Description,
-        "Static assets and crawler-directive files (robots.txt, llms.txt) appear beside content pages. " +
-          "Crawler filters are served from a per-(path, bot) rollup: see retention_limited and coverage_from."
-      )
+      .annotate(OpenApi.Description, AgentsDescriptions.pages)
   )
   .add(
     HttpApiEndpoint.get("searchPerformance", "/brands/:slug/search-performance")
@@ -350,6 +348,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .setUrlParams(SearchPerformanceUrlParams)
       .addSuccess(SearchPerformanceResponse)
       .annotate(OpenApi.Summary, "AI search funnel per day and engine: crawled, fetched while answering, visited")
+      .annotate(OpenApi.Description, AgentsDescriptions.searchPerformance)
   )
   .add(
     HttpApiEndpoint.get("attribution", "/brands/:slug/attribution")
@@ -357,6 +356,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .setUrlParams(AttributionUrlParams)
       .addSuccess(AttributionResponse)
       .annotate(OpenApi.Summary, "AI referrals by engine and landing page, crawl-to-referral ratio per vendor")
+      .annotate(OpenApi.Description, AgentsDescriptions.attribution)
   )
   .addError(BadRequestError)
   .addError(UnauthorizedError)

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BearerAuth, SessionAuth } from "../accounts/Api.js"
 import {
@@ -10,6 +10,7 @@ import {
   UnauthorizedError
 } from "../platform/HttpErrors.js"
 import { DateTime, Slug, Uuid, Vertical } from "../platform/Schemas.js"
+import { BrandsDescriptions } from "./ApiDescriptions.js"
 
 /** Spec 2.1. */
 export const Brand = Schema.Struct({
@@ -34,12 +35,18 @@ export const BrandList = Schema.Struct({
 export const SlugPath = Schema.Struct({ slug: Slug })
 
 export class BrandsGroup extends HttpApiGroup.make("brands")
-  .add(HttpApiEndpoint.get("list", "/brands").addSuccess(BrandList))
+  .add(
+    HttpApiEndpoint.get("list", "/brands").addSuccess(BrandList)
+      .annotate(OpenApi.Summary, "Brands of the account")
+      .annotate(OpenApi.Description, BrandsDescriptions.list)
+  )
   .add(
     HttpApiEndpoint.get("get", "/brands/:slug")
       .setPath(SlugPath)
       .addSuccess(Brand)
       .addError(NotFoundError)
+      .annotate(OpenApi.Summary, "One brand by its slug")
+      .annotate(OpenApi.Description, BrandsDescriptions.get)
   )
   .addError(BadRequestError)
   .addError(UnauthorizedError)

@@ -1,12 +1,14 @@
 import { McpServer } from "@effect/ai"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { RpcSerialization, RpcServer } from "@effect/rpc"
+import { RpcServer } from "@effect/rpc"
 import { Effect, Layer } from "effect"
 import { ApiKeys } from "../accounts/ApiKeys.js"
 import { API_VERSION } from "../api.js"
 import { noteAccount } from "../platform/Hardening.js"
 import { InProcessAppLive } from "../web/InProcess.js"
-import { McpCaller, PublicReadToolkit, PublicReadToolkitLive } from "./Tools.js"
+import { INSTRUCTIONS, PromptsLive } from "./Guide.js"
+import { layerMcpJsonRpc } from "./JsonRpc.js"
+import { McpCaller, ReadToolsLive, toolOutputSchemas } from "./Tools.js"
 
 /**
  * The MCP server at /mcp (Streamable HTTP, JSON responses; @effect/ai McpServer on the same
@@ -23,6 +25,28 @@ const methodNotAllowed = HttpServerResponse.unsafeJson(
   { status: 405, headers: { allow: "POST" } }
 )
 
+const isEmptyBody = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag === "Empty" || (response.body._tag === "Uint8Array" && response.body.body.length === 0)
+
+/**
+ * What @effect/ai's McpServer leaves out of its results: the server's instructions on initialize, each
+ * tool's outputSchema in tools/list.
+ */
+const extendResult = (method: string, result: unknown): unknown => {
+  if (typeof result !== "object" || result === null) return result
+  if (method === "initialize") return { ...result, instructions: INSTRUCTIONS }
+  if (method === "tools/list" && "tools" in result && Array.isArray(result.tools)) {
+    return {
+      ...result,
+      tools: result.tools.map((tool: { readonly name?: unknown }) => {
+        const outputSchema = typeof tool.name === "string" ? toolOutputSchemas.get(tool.name) : undefined
+        return outputSchema === undefined ? tool : { ...tool, outputSchema }
+      })
+    }
+  }
+  return result
+}
+
 /** The RPC protocol over HTTP, mounted behind the key check. */
 const McpProtocolLive = Layer.effect(
   RpcServer.Protocol,
@@ -38,7 +62,9 @@ const McpProtocolLive = Layer.effect(
       // The request log line names the account (src/platform/Hardening.ts).
       yield* noteAccount(account.right.accountId)
       // The tool handlers run in fibers that inherit this request's context: they read the key here.
-      return yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
+      const response = yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
+      // Only notifications or responses arrived: nothing to answer, as the transport has it.
+      return isEmptyBody(response) ? HttpServerResponse.empty({ status: 202 }) : response
     })
     yield* router.post(MCP_PATH, guarded)
     // No server-initiated stream and no sessions: GET and DELETE are refused, as the transport allows.
@@ -46,10 +72,9 @@ const McpProtocolLive = Layer.effect(
     yield* router.del(MCP_PATH, Effect.succeed(methodNotAllowed))
     return protocol
   })
-).pipe(Layer.provide([HttpApiBuilder.Router.Live, RpcSerialization.layerJsonRpc()]))
+).pipe(Layer.provide([HttpApiBuilder.Router.Live, layerMcpJsonRpc(extendResult)]))
 
-export const McpLive = McpServer.toolkit(PublicReadToolkit).pipe(
-  Layer.provide(PublicReadToolkitLive),
+export const McpLive = Layer.mergeAll(ReadToolsLive, PromptsLive).pipe(
   Layer.provide(McpServer.layer({ name: "ai-visibility", version: API_VERSION })),
   Layer.provide(McpProtocolLive),
   Layer.provide(InProcessAppLive)

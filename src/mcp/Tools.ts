@@ -1,15 +1,26 @@
-import { Tool, Toolkit } from "@effect/ai"
+import { McpSchema, McpServer } from "@effect/ai"
 import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { OpenApi } from "@effect/platform"
-import { Context, Effect, JSONSchema, Option, Schema, SchemaAST } from "effect"
+import { Context, Effect, Either, JSONSchema, Layer, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { PAGE_SORTS } from "../agents/Api.js"
 import { PublicApi } from "../api.js"
+import { ENGINE_SLUGS } from "../platform/Schemas.js"
 import { InProcessApp, readJson } from "../web/InProcess.js"
 
 /**
- * One read-only MCP tool per GET endpoint of the public API (19), derived from the endpoint
- * itself: its input schema is the endpoint's path and query Schemas (their decoded side, so
- * `limit` is an integer, not a numeric string), and a call runs the REST request in process
- * with the caller's own bearer key. Results and errors are the endpoint's JSON, unchanged.
+ * One read-only MCP tool per GET endpoint of the public API, derived from the endpoint itself
+ * (docs/web-and-mcp.md "MCP server"):
+ *
+ * - description: the endpoint's OpenAPI summary and description (written beside the endpoint, for people
+ *   and assistants alike), each `GET /path` in it named by its tool, plus how this tool pages;
+ * - input: the endpoint's path and query Schemas on their decoded side (`limit` an integer), with every
+ *   closed set an enum, free text bounded, no other property accepted; checked before any request;
+ * - output: the JSON Schema of the endpoint's success Schema; the result is the endpoint's JSON as
+ *   `structuredContent` and as text. Lists the endpoint returns whole are paged here (`limit`/`offset`,
+ *   a `page` object added), so an assistant reads a few rows at a time.
+ *
+ * A call runs the REST request in process with the caller's own bearer key; a non-2xx answer is an
+ * `isError` result whose text is the endpoint's JSON body (no structured content: it is not the output).
  */
 
 /** The Authorization header of the MCP request being served (set by the /mcp route after the key check). */
@@ -38,6 +49,41 @@ const TOOL_NAMES: Record<string, string> = {
   "industry.ranking": "get_industry_ranking"
 }
 
+/**
+ * Lists an endpoint returns whole, paged by the tool: the array field, the default page size.
+ * The REST answer is unchanged; the tool returns `limit` rows from `offset` and a `page` object.
+ */
+const TOOL_PAGES: Record<string, { readonly field: string; readonly limit: number }> = {
+  get_brand_mentions: { field: "mentions", limit: 20 },
+  get_brand_snapshots: { field: "snapshots", limit: 31 },
+  get_brand_prompts: { field: "prompts", limit: 50 },
+  get_portfolio: { field: "brands", limit: 50 },
+  get_topics: { field: "themes", limit: 50 },
+  get_citations: { field: "domains", limit: 25 },
+  get_citation_fanouts: { field: "prompts", limit: 10 },
+  get_competitor_citations: { field: "domains", limit: 25 },
+  get_competitor_prompts: { field: "prompts", limit: 25 },
+  get_industry_gap: { field: "domains", limit: 25 }
+}
+const MAX_PAGE = 500
+const MAX_OFFSET = 100_000
+
+/** Endpoints that page themselves (`limit`/`offset` in the query): the tool's smaller default page. */
+const TOOL_DEFAULT_LIMITS: Record<string, number> = { get_brand_agent_pages: 25 }
+
+/**
+ * Closed sets the REST endpoint takes as free strings (it falls back or matches nothing on other values):
+ * the tool offers the set as an enum, so an assistant cannot send a value that silently means nothing.
+ */
+const CLOSED_SETS: Record<string, ReadonlyArray<string>> = {
+  sort: PAGE_SORTS,
+  engine: ENGINE_SLUGS,
+  verification: ["verified", "spoofed", "unverified"]
+}
+
+/** Longest free-text argument (bot, vendor, folder, q, topic, slug...). */
+const MAX_TEXT = 200
+
 const snake = (text: string) => text.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 
 type AnySchema = Schema.Schema<any, any, never>
@@ -48,108 +94,316 @@ const structFields = (schema: Option.Option<Schema.Schema.Any>): Schema.Struct.F
     onSome: (s) => ("fields" in s ? (s as unknown as Schema.Struct<Schema.Struct.Fields>).fields : {})
   })
 
-/** The decoded side of each field: what a tool caller sends as JSON. */
-const typeSideFields = (fields: Schema.Struct.Fields): Schema.Struct.Fields => {
-  const out: Record<string, Schema.Schema.Any | Schema.PropertySignature.Any> = {}
-  for (const signature of SchemaAST.getPropertySignatures(Schema.typeSchema(Schema.Struct(fields)).ast)) {
-    const type = Schema.make(signature.type) as AnySchema
-    out[String(signature.name)] = signature.isOptional ? Schema.optional(type) : type
-  }
-  return out
+interface Parameter {
+  readonly name: string
+  readonly schema: AnySchema
+  readonly optional: boolean
 }
 
-/**
- * The tool's parameters as the REST endpoint would take them: the caller (an AI assistant) is shown
- * the endpoint's exact JSON Schema, but what it sends is not rejected here. The REST endpoint checks
- * it, so a bad value gets the API's own answer (`{"error":"invalid limit: ..."}`) as the tool error
- * rather than the toolkit's decode report.
- */
-const lenientParameters = (fields: Schema.Struct.Fields) => {
-  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
-  const shown = JSONSchema.fromAST(Schema.Struct(fields).ast, { definitions, topLevelReferenceStrategy: "skip" })
-  const lenient: Record<string, Schema.PropertySignature.Any> = {}
-  for (const name of Object.keys(fields)) lenient[name] = Schema.optional(Schema.Unknown)
-  return Schema.Struct(lenient).annotations({
-    jsonSchema: Object.keys(definitions).length === 0 ? shown : { ...shown, $defs: definitions }
-  })
+/** An optional property's type without the `| undefined` Schema adds: JSON has no undefined. */
+const withoutUndefined = (ast: SchemaAST.AST): SchemaAST.AST => {
+  if (!SchemaAST.isUnion(ast)) return ast
+  const members = ast.types.filter((member) => !SchemaAST.isUndefinedKeyword(member))
+  return members.length === 1 ? members[0]! : SchemaAST.Union.make(members, ast.annotations)
 }
+
+/** The decoded side of each field: what a tool caller sends as JSON. */
+const typeSideParameters = (fields: Schema.Struct.Fields): Array<Parameter> =>
+  SchemaAST.getPropertySignatures(Schema.typeSchema(Schema.Struct(fields)).ast).map((signature) => ({
+    name: String(signature.name),
+    schema: Schema.make(signature.isOptional ? withoutUndefined(signature.type) : signature.type) as AnySchema,
+    optional: signature.isOptional
+  }))
+
+const descriptionOf = (schema: AnySchema): string | undefined =>
+  Option.getOrUndefined(SchemaAST.getDescriptionAnnotation(schema.ast))
+
+const jsonSchemaOf = (schema: AnySchema): JSONSchema.JsonSchema7 & Record<string, unknown> =>
+  JSONSchema.fromAST(schema.ast, { definitions: {}, topLevelReferenceStrategy: "skip" }) as JSONSchema.JsonSchema7 & Record<string, unknown>
+
+const pageInteger = (min: number, max: number, fallback: number, description: string): AnySchema =>
+  Schema.Int.pipe(Schema.between(min, max)).annotations({
+    description,
+    message: () => ({ message: `must be an integer between ${min} and ${max}`, override: true }),
+    jsonSchema: { type: "integer", minimum: min, maximum: max, default: fallback, description }
+  })
+
+/** One parameter as the tool takes it: closed sets as enums, free text bounded. */
+const toolParameter = (tool: string, parameter: Parameter): Parameter => {
+  const description = descriptionOf(parameter.schema)
+  const annotate = (schema: AnySchema, message: string) =>
+    schema.annotations({ ...(description === undefined ? {} : { description }), message: () => ({ message, override: true }) })
+  const closed = CLOSED_SETS[parameter.name]
+  const shown = jsonSchemaOf(parameter.schema)
+  if (closed !== undefined && shown["enum"] === undefined) {
+    return { ...parameter, schema: annotate(Schema.Literal(...closed), `must be one of ${closed.join(", ")}`) }
+  }
+  if (parameter.name === "limit" && TOOL_DEFAULT_LIMITS[tool] !== undefined) {
+    const fallback = TOOL_DEFAULT_LIMITS[tool]!
+    return { ...parameter, schema: pageInteger(1, MAX_PAGE, fallback, `Page size, 1..${MAX_PAGE}, default ${fallback}`) }
+  }
+  if (parameter.name === "offset" && shown["maximum"] === undefined) {
+    return { ...parameter, schema: pageInteger(0, MAX_OFFSET, 0, `Rows to skip, 0..${MAX_OFFSET}, default 0`) }
+  }
+  if (shown["type"] === "string" && shown["enum"] === undefined && shown["maxLength"] === undefined) {
+    const bounded = parameter.schema.pipe(Schema.maxLength(MAX_TEXT, { message: () => `must be at most ${MAX_TEXT} characters` }))
+    return { ...parameter, schema: description === undefined ? bounded : bounded.annotations({ description }) }
+  }
+  return parameter
+}
+
+const pagingParameters = (limit: number): Array<Parameter> => [
+  {
+    name: "limit",
+    schema: pageInteger(1, MAX_PAGE, limit, `Rows of the list to return, 1..${MAX_PAGE}, default ${limit}`),
+    optional: true
+  },
+  {
+    name: "offset",
+    schema: pageInteger(0, MAX_OFFSET, 0, "Rows of the list to skip, default 0; the next page starts at page.next_offset"),
+    optional: true
+  }
+]
+
+const structOf = (parameters: ReadonlyArray<Parameter>) => {
+  const fields: Record<string, Schema.Schema.Any | Schema.PropertySignature.Any> = {}
+  for (const { name, optional, schema } of parameters) fields[name] = optional ? Schema.optional(schema) : schema
+  return Schema.Struct(fields)
+}
+
+/** JSON Schema of a Schema, definitions inlined under `$defs` (the MCP clients resolve `#/$defs/...`). */
+const objectJsonSchema = (ast: SchemaAST.AST): Record<string, unknown> => {
+  const definitions: Record<string, JSONSchema.JsonSchema7> = {}
+  const schema: Record<string, unknown> = { ...JSONSchema.fromAST(ast, { definitions, topLevelReferenceStrategy: "skip" }) }
+  const { $schema: _ignored, ...rest } = schema
+  return Object.keys(definitions).length === 0 ? rest : { ...rest, $defs: definitions }
+}
+
+const PAGE_OUTPUT = {
+  type: "object",
+  description: "Which rows of the list this result holds",
+  required: ["offset", "limit", "returned", "total", "next_offset"],
+  properties: {
+    offset: { type: "integer", description: "Rows skipped" },
+    limit: { type: "integer", description: "Page size asked for" },
+    returned: { type: "integer", description: "Rows in this result" },
+    total: { type: "integer", description: "Rows of the whole list" },
+    next_offset: {
+      anyOf: [{ type: "integer" }, { type: "null" }],
+      description: "offset of the next page; null on the last page"
+    }
+  },
+  additionalProperties: false
+} as const
+
+const withPage = (output: Record<string, unknown>): Record<string, unknown> => ({
+  ...output,
+  properties: { ...(output["properties"] as Record<string, unknown>), page: PAGE_OUTPUT },
+  required: [...((output["required"] as ReadonlyArray<string> | undefined) ?? []), "page"]
+})
 
 export interface ReadEndpointTool {
   readonly name: string
+  readonly title: string
   readonly description: string
-  readonly tool: Tool.Any
   readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+  /** JSON Schema of the arguments (an object, no other property allowed). */
+  readonly inputSchema: Record<string, unknown>
+  /** JSON Schema of `structuredContent`. */
+  readonly outputSchema: Record<string, unknown>
+  readonly paging: { readonly field: string; readonly limit: number } | undefined
+  /** The checked arguments, or the REST-style error text naming the first bad one. */
+  readonly decode: (args: unknown) => Either.Either<Record<string, unknown>, string>
+}
+
+const endpoints: ReadonlyArray<{ readonly group: string; readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps }> =
+  Object.values(PublicApi.groups as unknown as Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps>).flatMap((group) =>
+    Object.values(group.endpoints as Record<string, HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>)
+      .filter((endpoint) => endpoint.method === "GET")
+      .map((endpoint) => ({ group: group.identifier, endpoint }))
+  )
+
+const toolNameOf = (group: string, endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) =>
+  TOOL_NAMES[`${group}.${endpoint.name}`] ?? snake(`${group}_${endpoint.name}`)
+
+const API_PREFIX = "/api/public/v1"
+const relativePath = (path: string) => (path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) : path)
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** `GET /brands/:slug/snapshots` in an endpoint's description, as the tool an assistant calls: get_brand_snapshots. */
+const TOOL_REFERENCES: ReadonlyArray<readonly [RegExp, string]> = endpoints
+  .map(({ endpoint, group }) => [relativePath(endpoint.path), toolNameOf(group, endpoint)] as const)
+  .sort((a, b) => b[0].length - a[0].length)
+  .map(([path, name]) => [new RegExp(`GET ${escapeRegExp(path)}(?![\\w/:-])`, "g"), name] as const)
+
+export const toolReferences = (text: string): string =>
+  TOOL_REFERENCES.reduce((out, [pattern, name]) => out.replace(pattern, name), text)
+
+const pagingNote = (name: string, paging: ReadEndpointTool["paging"]): string => {
+  if (paging !== undefined) {
+    return ` This tool returns ${paging.field} one page at a time: limit (rows, 1..${MAX_PAGE}, default ${paging.limit}) and ` +
+      "offset (default 0); page.total is the length of the whole list and page.next_offset the offset of the next page " +
+      "(null on the last). Other list fields are whole."
+  }
+  const limit = TOOL_DEFAULT_LIMITS[name]
+  return limit === undefined ? "" : ` This tool's default page size is ${limit} (the REST default is larger).`
+}
+
+/**
+ * The arguments of a call, checked before any request: an object, only the tool's parameters (an empty
+ * Struct would take any object), each valid. A refusal is in the REST API's words:
+ * `invalid limit: must be an integer between 1 and 500`.
+ */
+const checkArguments = (tool: string, names: ReadonlyArray<string>, input: Schema.Schema.Any) => {
+  const decode = Schema.decodeUnknownEither(input as unknown as Schema.Schema<Record<string, unknown>>, {
+    onExcessProperty: "error",
+    errors: "first"
+  })
+  const known = new Set(names)
+  const takes = names.length === 0 ? "no parameters" : names.join(", ")
+  return (args: unknown): Either.Either<Record<string, unknown>, string> => {
+    if (typeof args !== "object" || args === null || Array.isArray(args)) return Either.left("invalid arguments: must be an object")
+    const unknownName = Object.keys(args).find((name) => !known.has(name))
+    if (unknownName !== undefined) return Either.left(`invalid ${unknownName.slice(0, 100)}: unknown parameter; ${tool} takes ${takes}`)
+    return Either.mapLeft(decode(args), (error) => {
+      const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+      if (issue === undefined) return "invalid arguments"
+      const name = issue.path.length > 0 ? issue.path.map(String).join(".") : "arguments"
+      if (issue._tag === "Missing") return `invalid ${name}: is missing`
+      return `invalid ${name}: ${issue.message.length > 200 ? `${issue.message.slice(0, 200)}\u2026` : issue.message}`
+    })
+  }
 }
 
 /** Every GET endpoint of PublicApi, as a tool. */
-export const readEndpointTools: ReadonlyArray<ReadEndpointTool> = Object.values(
-  PublicApi.groups as unknown as Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps>
-).flatMap((group) =>
-  Object.values(group.endpoints as Record<string, HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>)
-    .filter((endpoint) => endpoint.method === "GET")
-    .map((endpoint) => {
-      const name = TOOL_NAMES[`${group.identifier}.${endpoint.name}`] ?? snake(`${group.identifier}_${endpoint.name}`)
-      const summary = Option.getOrElse(Context.getOption(endpoint.annotations, OpenApi.Summary), () => "")
-      const detail = Option.getOrElse(Context.getOption(endpoint.annotations, OpenApi.Description), () => "")
-      const description = [summary, detail, `Same JSON as GET ${endpoint.path} of the REST API.`]
-        .filter((part) => part !== "")
-        .join(" ")
-      const tool = Tool.make(name, {
-        description,
-        success: Schema.Unknown,
-        failure: Schema.Unknown
-      }).setParameters(lenientParameters(typeSideFields({ ...structFields(endpoint.pathSchema), ...structFields(endpoint.urlParamsSchema) })))
-        .annotate(Tool.Readonly, true).annotate(Tool.Destructive, false).annotate(Tool.Idempotent, true)
-        .annotate(Tool.OpenWorld, false).annotate(Tool.Title, summary || name)
-      return { name, description, tool: tool as unknown as Tool.Any, endpoint }
-    })
+export const readEndpointTools: ReadonlyArray<ReadEndpointTool> = endpoints.map(({ endpoint, group }) => {
+  const name = toolNameOf(group, endpoint)
+  const summary = Option.getOrElse(Context.getOption(endpoint.annotations, OpenApi.Summary), () => "")
+  const detail = Option.getOrElse(Context.getOption(endpoint.annotations, OpenApi.Description), () => "")
+  const paging = TOOL_PAGES[name]
+  const parameters = [
+    ...typeSideParameters({ ...structFields(endpoint.pathSchema), ...structFields(endpoint.urlParamsSchema) })
+      .map((parameter) => toolParameter(name, parameter)),
+    ...(paging === undefined ? [] : pagingParameters(paging.limit))
+  ]
+  const input = structOf(parameters)
+  const output = objectJsonSchema(endpoint.successSchema.ast)
+  const description = [
+    summary === "" ? "" : `${summary}.`,
+    toolReferences(detail),
+    pagingNote(name, paging).trim(),
+    "Read-only; the result is the REST answer's JSON (structuredContent, typed by outputSchema); " +
+    `an error is an isError result holding the REST error body, e.g. {"error":"brand not found"}.`
+  ].filter((part) => part !== "").join(" ")
+  return {
+    name,
+    title: summary || name,
+    description,
+    endpoint,
+    inputSchema: parameters.length === 0
+      ? { type: "object", properties: {}, required: [], additionalProperties: false }
+      : { ...objectJsonSchema(input.ast), additionalProperties: false },
+    outputSchema: paging === undefined ? output : withPage(output),
+    paging,
+    decode: checkArguments(name, parameters.map((parameter) => parameter.name), input)
+  }
+})
+
+/** outputSchema of each tool, by name (added to tools/list: @effect/ai's Tool has no such field). */
+export const toolOutputSchemas: ReadonlyMap<string, Record<string, unknown>> = new Map(
+  readEndpointTools.map((tool) => [tool.name, tool.outputSchema])
 )
 
-export const PublicReadToolkit = Toolkit.make(...readEndpointTools.map((entry) => entry.tool))
-
-/** A parameter as the text of a URL: numbers and booleans as JSON writes them, objects as JSON. */
+/** A parameter as the text of a URL: numbers and booleans as JSON writes them. */
 const paramText = (value: unknown): string => (typeof value === "object" ? JSON.stringify(value) : String(value))
 
-/**
- * The REST request of a tool call, parameters as sent (the endpoint decodes and checks them). A
- * missing path parameter is refused here, in the API's words: the route would not match.
- */
-const requestUrl = (
-  endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps,
-  params: Record<string, unknown>
-): Effect.Effect<string, { readonly error: string }> => {
-  let missing: string | undefined
-  const url = endpoint.path.replace(/:(\w+)/g, (_, name: string) => {
-    const value = params[name]
-    if (value === undefined || value === null || value === "") missing ??= name
-    return encodeURIComponent(value === undefined || value === null ? "" : paramText(value))
-  })
-  if (missing !== undefined) return Effect.fail({ error: `invalid ${missing}: is missing` })
+/** The REST request of a tool call, from checked arguments (the paging of the tool itself left out). */
+const requestUrl = (tool: ReadEndpointTool, params: Record<string, unknown>): string => {
+  const url = tool.endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(paramText(params[name])))
   const search = new URLSearchParams()
-  for (const name of Object.keys(structFields(endpoint.urlParamsSchema))) {
-    const value = params[name]
+  for (const name of Object.keys(structFields(tool.endpoint.urlParamsSchema))) {
+    const value = params[name] ?? (name === "limit" ? TOOL_DEFAULT_LIMITS[tool.name] : undefined)
     if (value !== undefined && value !== null) search.set(name, paramText(value))
   }
   const text = search.toString()
-  return Effect.succeed(text === "" ? url : `${url}?${text}`)
+  return text === "" ? url : `${url}?${text}`
 }
 
-/** Handlers: run the REST request in process with the caller's key; a non-2xx answer is a tool error with its body. */
-export const PublicReadToolkitLive = PublicReadToolkit.toLayer(
-  Effect.gen(function*() {
-    const inProcess = yield* InProcessApp
-    const handlers: Record<string, (params: Record<string, unknown>) => Effect.Effect<unknown, unknown, any>> = {}
-    for (const { endpoint, name } of readEndpointTools) {
-      handlers[name] = (params) =>
-        Effect.gen(function*() {
-          const caller = yield* Effect.serviceOption(McpCaller)
-          if (Option.isNone(caller)) return yield* Effect.fail({ error: "missing Authorization header" })
-          const url = yield* requestUrl(endpoint, params)
-          const response = yield* inProcess.run({ method: "GET", url, headers: { authorization: caller.value.authorization } })
-          const { body, status } = yield* readJson(response)
-          return status >= 200 && status < 300 ? body : yield* Effect.fail(body)
-        })
+/** One page of the tool's list, with the `page` object. */
+const pageOf = (
+  paging: NonNullable<ReadEndpointTool["paging"]>,
+  body: unknown,
+  params: Record<string, unknown>
+): unknown => {
+  if (typeof body !== "object" || body === null || !Array.isArray((body as Record<string, unknown>)[paging.field])) return body
+  const record = body as Record<string, unknown>
+  const rows = record[paging.field] as ReadonlyArray<unknown>
+  const limit = typeof params["limit"] === "number" ? params["limit"] : paging.limit
+  const offset = typeof params["offset"] === "number" ? params["offset"] : 0
+  const page = rows.slice(offset, offset + limit)
+  return {
+    ...record,
+    [paging.field]: page,
+    // `count` says how many rows the answer holds: this page's.
+    ...(typeof record["count"] === "number" ? { count: page.length } : {}),
+    page: {
+      offset,
+      limit,
+      returned: page.length,
+      total: rows.length,
+      next_offset: offset + page.length < rows.length ? offset + page.length : null
     }
-    return handlers as any
+  }
+}
+
+const textResult = (value: unknown) => [{ type: "text" as const, text: JSON.stringify(value) }]
+
+const toolError = (body: unknown, status: number) =>
+  new McpSchema.CallToolResult({ isError: true, content: textResult(body), _meta: { status } })
+
+/** Registers every tool with the MCP server; a call runs the REST request with the caller's key. */
+export const ReadToolsLive = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const server = yield* McpServer.McpServer
+    const inProcess = yield* InProcessApp
+    for (const tool of readEndpointTools) {
+      yield* server.addTool({
+        tool: new McpSchema.Tool({
+          name: tool.name,
+          title: tool.title,
+          description: tool.description,
+          inputSchema: tool.inputSchema,
+          annotations: new McpSchema.ToolAnnotations({
+            title: tool.title,
+            readOnlyHint: true,
+            destructiveHint: false,
+            idempotentHint: true,
+            openWorldHint: false
+          })
+        }),
+        handle: (args: unknown) =>
+          Effect.gen(function*() {
+            const caller = yield* Effect.serviceOption(McpCaller)
+            if (Option.isNone(caller)) return toolError({ error: "missing Authorization header" }, 401)
+            const decoded = tool.decode(args ?? {})
+            if (Either.isLeft(decoded)) return toolError({ error: decoded.left }, 400)
+            const params = decoded.right
+            const response = yield* inProcess.run({
+              method: "GET",
+              url: requestUrl(tool, params),
+              headers: { authorization: caller.value.authorization }
+            })
+            const { body, status } = yield* readJson(response)
+            if (status < 200 || status >= 300) return toolError(body, status)
+            const result = tool.paging === undefined ? body : pageOf(tool.paging, body, params)
+            return new McpSchema.CallToolResult({ isError: false, structuredContent: result, content: textResult(result) })
+          }).pipe(
+            // A failure of the in-process request itself: the same answer REST gives an unexpected failure.
+            Effect.catchAllCause(() => Effect.succeed(toolError({ error: "internal error" }, 500))),
+            // The handler runs in the fiber of the /mcp request, which carries the server's DefaultServices.
+            (effect) => effect as Effect.Effect<McpSchema.CallToolResult>
+          )
+      })
+    }
   })
 )
