@@ -89,7 +89,10 @@ const utcDay = (date: Date) => date.toISOString().slice(0, 10)
 
 /** Rollup deltas of a set of newly stored observations, keyed and sorted (a stable lock order). */
 const rollups = (rows: ReadonlyArray<StoredObservation>) => {
-  const daily = new Map<string, { o: StoredObservation; day: string; responses: number; mentions: number; cited: number; citations: number }>()
+  const daily = new Map<
+    string,
+    { o: StoredObservation; day: string; responses: number; mentions: number; cited: number; citations: number; entityMentions: number; entityMentionsSq: number }
+  >()
   const entity = new Map<
     string,
     {
@@ -97,6 +100,7 @@ const rollups = (rows: ReadonlyArray<StoredObservation>) => {
       day: string
       entityId: number
       mentions: number
+      coMentions: number
       rankSum: number
       top1: number
       top3: number
@@ -110,8 +114,12 @@ const rollups = (rows: ReadonlyArray<StoredObservation>) => {
   for (const o of rows) {
     const day = utcDay(o.observedAt)
     const base = `${o.brandId}|${day}|${o.engine}|${o.region}|${o.language}`
-    const d = daily.get(base) ?? { o, day, responses: 0, mentions: 0, cited: 0, citations: 0 }
+    const d = daily.get(base) ?? { o, day, responses: 0, mentions: 0, cited: 0, citations: 0, entityMentions: 0, entityMentionsSq: 0 }
+    // m = the entities this observation mentions: the share-of-voice interval's sums (migrations/0012).
+    const entities = o.analysis.mentions.length
     d.responses++
+    d.entityMentions += entities
+    d.entityMentionsSq += entities * entities
     if (o.analysis.brandMentioned) d.mentions++
     if (o.analysis.brandCited) d.cited++
     d.citations += o.analysis.citations.length
@@ -120,8 +128,9 @@ const rollups = (rows: ReadonlyArray<StoredObservation>) => {
       const entityId = m.competitorId ?? 0
       const key = `${base}|${entityId}`
       const e = entity.get(key) ??
-        { o, day, entityId, mentions: 0, rankSum: 0, top1: 0, top3: 0, sentimentSum: 0, positive: 0, neutral: 0, negative: 0 }
+        { o, day, entityId, mentions: 0, coMentions: 0, rankSum: 0, top1: 0, top3: 0, sentimentSum: 0, positive: 0, neutral: 0, negative: 0 }
       e.mentions++
+      e.coMentions += entities
       e.rankSum += m.rank
       if (m.rank === 1) e.top1++
       if (m.rank <= 3) e.top3++
@@ -152,7 +161,7 @@ export const engineBit = (engine: string): number => {
  * mention a competitor / the brand), per competitor and domain. Keys sorted like the others.
  */
 const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
-  const prompt = new Map<string, { o: StoredObservation; day: string; responses: number }>()
+  const prompt = new Map<string, { o: StoredObservation; day: string; responses: number; entityMentions: number; entityMentionsSq: number }>()
   const promptEntity = new Map<
     string,
     {
@@ -161,6 +170,7 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
       entityId: number
       engines: number
       mentions: number
+      coMentions: number
       rankSum: number
       withBrand: number
       positive: number
@@ -180,16 +190,20 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
     const day = utcDay(o.observedAt)
     const a = o.analysis
     const promptKey = `${o.brandId}|${day}|${o.promptId}`
-    const p = prompt.get(promptKey) ?? { o, day, responses: 0 }
+    const p = prompt.get(promptKey) ?? { o, day, responses: 0, entityMentions: 0, entityMentionsSq: 0 }
+    const entities = a.mentions.length
     p.responses++
+    p.entityMentions += entities
+    p.entityMentionsSq += entities * entities
     prompt.set(promptKey, p)
     for (const m of a.mentions) {
       const entityId = m.competitorId ?? 0
       const key = `${o.brandId}|${entityId}|${promptKey}`
       const e = promptEntity.get(key) ??
-        { o, day, entityId, engines: 0, mentions: 0, rankSum: 0, withBrand: 0, positive: 0, neutral: 0, negative: 0 }
+        { o, day, entityId, engines: 0, mentions: 0, coMentions: 0, rankSum: 0, withBrand: 0, positive: 0, neutral: 0, negative: 0 }
       e.engines |= engineBit(o.engine)
       e.mentions++
+      e.coMentions += entities
       e.rankSum += m.rank
       if (a.brandMentioned) e.withBrand++
       e[m.label]++
@@ -299,14 +313,18 @@ export const ObservationsRepoLive = Layer.effect(
         const { daily, domains, entity } = rollups(rows)
         if (daily.length > 0) {
           yield* sql`
-            insert into observation_daily (account_id, brand_id, day, engine, region, language, responses, brand_mentions, brand_cited, citations)
+            insert into observation_daily (account_id, brand_id, day, engine, region, language, responses, brand_mentions, brand_cited, citations,
+                                           entity_mentions, entity_mentions_sq)
             select * from unnest(${daily.map((d) => d.o.accountId)}::bigint[], ${daily.map((d) => d.o.brandId)}::int[],
                                  ${daily.map((d) => d.day)}::date[], ${daily.map((d) => d.o.engine)}::text[],
                                  ${daily.map((d) => d.o.region)}::text[], ${daily.map((d) => d.o.language)}::text[],
                                  ${daily.map((d) => d.responses)}::int[], ${daily.map((d) => d.mentions)}::int[],
-                                 ${daily.map((d) => d.cited)}::int[], ${daily.map((d) => d.citations)}::int[])
+                                 ${daily.map((d) => d.cited)}::int[], ${daily.map((d) => d.citations)}::int[],
+                                 ${daily.map((d) => d.entityMentions)}::int[], ${daily.map((d) => d.entityMentionsSq)}::int[])
             on conflict (brand_id, day, engine, region, language) do update set
               responses = observation_daily.responses + excluded.responses,
+              entity_mentions = observation_daily.entity_mentions + excluded.entity_mentions,
+              entity_mentions_sq = observation_daily.entity_mentions_sq + excluded.entity_mentions_sq,
               brand_mentions = observation_daily.brand_mentions + excluded.brand_mentions,
               brand_cited = observation_daily.brand_cited + excluded.brand_cited,
               citations = observation_daily.citations + excluded.citations`
@@ -314,7 +332,7 @@ export const ObservationsRepoLive = Layer.effect(
         if (entity.length > 0) {
           yield* sql`
             insert into mention_daily (account_id, brand_id, day, engine, region, language, entity_id, mentions, rank_sum, top1, top3,
-                                       sentiment_sum, positive, neutral, negative)
+                                       sentiment_sum, positive, neutral, negative, co_mentions)
             select * from unnest(${entity.map((d) => d.o.accountId)}::bigint[], ${entity.map((d) => d.o.brandId)}::int[],
                                  ${entity.map((d) => d.day)}::date[], ${entity.map((d) => d.o.engine)}::text[],
                                  ${entity.map((d) => d.o.region)}::text[], ${entity.map((d) => d.o.language)}::text[],
@@ -322,9 +340,10 @@ export const ObservationsRepoLive = Layer.effect(
                                  ${entity.map((d) => d.rankSum)}::int[], ${entity.map((d) => d.top1)}::int[],
                                  ${entity.map((d) => d.top3)}::int[], ${entity.map((d) => d.sentimentSum)}::float8[],
                                  ${entity.map((d) => d.positive)}::int[], ${entity.map((d) => d.neutral)}::int[],
-                                 ${entity.map((d) => d.negative)}::int[])
+                                 ${entity.map((d) => d.negative)}::int[], ${entity.map((d) => d.coMentions)}::int[])
             on conflict (brand_id, day, engine, region, language, entity_id) do update set
               mentions = mention_daily.mentions + excluded.mentions,
+              co_mentions = mention_daily.co_mentions + excluded.co_mentions,
               rank_sum = mention_daily.rank_sum + excluded.rank_sum,
               top1 = mention_daily.top1 + excluded.top1,
               top3 = mention_daily.top3 + excluded.top3,
@@ -353,24 +372,29 @@ export const ObservationsRepoLive = Layer.effect(
         const { domain, domainEntity, prompt, promptEntity } = readRollups(rows)
         if (prompt.length > 0) {
           yield* sql`
-            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses)
+            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses, entity_mentions, entity_mentions_sq)
             select * from unnest(${prompt.map((d) => d.o.accountId)}::bigint[], ${prompt.map((d) => d.o.brandId)}::int[],
                                  ${prompt.map((d) => d.day)}::date[], ${prompt.map((d) => d.o.promptId)}::uuid[],
-                                 ${prompt.map((d) => d.responses)}::int[])
-            on conflict (brand_id, day, prompt_id) do update set responses = prompt_daily.responses + excluded.responses`
+                                 ${prompt.map((d) => d.responses)}::int[], ${prompt.map((d) => d.entityMentions)}::int[],
+                                 ${prompt.map((d) => d.entityMentionsSq)}::int[])
+            on conflict (brand_id, day, prompt_id) do update set responses = prompt_daily.responses + excluded.responses,
+              entity_mentions = prompt_daily.entity_mentions + excluded.entity_mentions,
+              entity_mentions_sq = prompt_daily.entity_mentions_sq + excluded.entity_mentions_sq`
         }
         if (promptEntity.length > 0) {
           yield* sql`
             insert into prompt_entity_daily (account_id, brand_id, entity_id, day, prompt_id, engines, mentions, rank_sum, with_brand,
-                                             positive, neutral, negative)
+                                             positive, neutral, negative, co_mentions)
             select * from unnest(${promptEntity.map((d) => d.o.accountId)}::bigint[], ${promptEntity.map((d) => d.o.brandId)}::int[],
                                  ${promptEntity.map((d) => d.entityId)}::int[], ${promptEntity.map((d) => d.day)}::date[],
                                  ${promptEntity.map((d) => d.o.promptId)}::uuid[], ${promptEntity.map((d) => d.engines)}::int[],
                                  ${promptEntity.map((d) => d.mentions)}::int[], ${promptEntity.map((d) => d.rankSum)}::int[],
                                  ${promptEntity.map((d) => d.withBrand)}::int[], ${promptEntity.map((d) => d.positive)}::int[],
-                                 ${promptEntity.map((d) => d.neutral)}::int[], ${promptEntity.map((d) => d.negative)}::int[])
+                                 ${promptEntity.map((d) => d.neutral)}::int[], ${promptEntity.map((d) => d.negative)}::int[],
+                                 ${promptEntity.map((d) => d.coMentions)}::int[])
             on conflict (brand_id, entity_id, day, prompt_id) do update set
               engines = prompt_entity_daily.engines | excluded.engines,
+              co_mentions = prompt_entity_daily.co_mentions + excluded.co_mentions,
               mentions = prompt_entity_daily.mentions + excluded.mentions,
               rank_sum = prompt_entity_daily.rank_sum + excluded.rank_sum,
               with_brand = prompt_entity_daily.with_brand + excluded.with_brand,
