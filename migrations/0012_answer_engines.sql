@@ -41,3 +41,31 @@ from (select e.brand_id, e.day, e.prompt_id, coalesce(m.competitor_id, 0) as ent
 where d.brand_id = s.brand_id and d.day = s.day and d.prompt_id = s.prompt_id and d.entity_id = s.entity_id;
 drop table observation_entities;
 -- End of the backfill.
+
+-- What a scan cost (docs/observations.md, "Scanner"): the tokens the provider reported for each answer
+-- (null for imports, the demo, and providers that report none) and its reported cost in USD.
+alter table observations add column input_tokens integer;
+alter table observations add column output_tokens integer;
+alter table observations add column cost_usd double precision;
+
+-- Tokens of scanned answers per account and UTC month, added in the same transaction as the
+-- observations: the monthly budget (SCAN_MONTHLY_TOKEN_BUDGET) reads one row.
+create table scan_token_usage (
+  account_id bigint not null references accounts (id) on delete cascade,
+  month date not null, -- first day of the UTC month
+  tokens bigint not null,
+  primary key (account_id, month)
+);
+
+-- The last scan of each brand and engine, for the dashboard: when, what it stored, what failed and why.
+create table scan_engine_status (
+  account_id bigint not null references accounts (id) on delete cascade,
+  brand_id integer not null references brands (id) on delete cascade,
+  engine text not null,
+  scanned_at timestamptz not null,
+  observations integer not null,
+  failures integer not null,
+  last_error text, -- null when every call succeeded
+  tokens bigint not null,
+  primary key (brand_id, engine)
+);

@@ -5,7 +5,7 @@ import { AccountsRepo, AccountsRepoLive } from "./accounts/Repo.js"
 import { runClassify } from "./catalog/classifyCli.js"
 import { AppConfigLive } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
-import { cliServicesLive, demoCommand, importCommand } from "./visibility/cli.js"
+import { cliServicesLive, demoCommand, importCommand, scanCommand, scanEnvironmentLive } from "./visibility/cli.js"
 
 /**
  * The operator command line (decisions.md): the same Layers and database as the server.
@@ -21,6 +21,8 @@ commands:
   import <brand-slug> <file> [--email <user email>]
                                import answer observations (JSON array or NDJSON), as the dashboard endpoint
   demo [--days N]              create or refresh the demo workspace; prints the login and a fresh API key
+  scan [--brand <slug>] [--engine <slug>] [--samples N]
+                               scan now with the configured answer engines; prints what was stored and why calls failed
 `
 
 /** A mistyped command: exit code 2. */
@@ -71,6 +73,8 @@ const command = (args: ReadonlyArray<string>): Effect.Effect<void, unknown> => {
       return importCommand(rest).pipe(Effect.provide(cliServicesLive()))
     case "demo":
       return demoCommand(rest).pipe(Effect.provide(cliServicesLive()))
+    case "scan":
+      return scanCommand(rest).pipe(Effect.asVoid, Effect.provide(Layer.merge(cliServicesLive(), scanEnvironmentLive)))
     case undefined:
     case "help":
     case "--help":

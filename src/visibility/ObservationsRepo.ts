@@ -18,6 +18,18 @@ export interface StoredObservation {
   readonly origin: ObservationOrigin
   readonly response: string
   readonly analysis: AnalysedAnswer
+  /** Tokens the engine reported for this answer (scans only). */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd: number | null } | undefined
+}
+
+/** The last scan of one brand on one engine (migrations/0012 scan_engine_status). */
+export interface EngineScanStatus {
+  readonly engine: string
+  readonly scannedAt: Date
+  readonly observations: number
+  readonly failures: number
+  readonly lastError: string | null
+  readonly tokens: number
 }
 
 export interface EntityRow {
@@ -79,8 +91,14 @@ export interface ObservationsRepoShape {
    * now + the plan's scan hours in the same statement (rows locked by another claimer are skipped).
    */
   readonly claimDue: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<DueBrand>>
+  /** Every brand (or those with this slug, in any account) for a scan run now, oldest first; nothing is claimed. */
+  readonly scanTargets: (slug: string | null) => Effect.Effect<ReadonlyArray<DueBrand>>
   readonly recordFailures: (failures: ReadonlyArray<ScanFailure>) => Effect.Effect<void>
   readonly failures: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<ScanFailure>>
+  /** Tokens of the account's scanned answers in the UTC month starting on `month` (YYYY-MM-01). */
+  readonly tokensInMonth: (accountId: number, month: string) => Effect.Effect<number>
+  readonly recordEngineStatus: (accountId: number, brandId: number, statuses: ReadonlyArray<EngineScanStatus>) => Effect.Effect<void>
+  readonly engineStatus: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<EngineScanStatus>>
 }
 
 export class ObservationsRepo extends Context.Tag("ObservationsRepo")<ObservationsRepo, ObservationsRepoShape>() {}
@@ -241,7 +259,8 @@ export const ObservationsRepoLive = Layer.effect(
     const insertObservations = (rows: ReadonlyArray<StoredObservation>) =>
       sql<{ id: number; key: string }>`
         insert into observations (account_id, brand_id, prompt_id, engine, region, language, observed_at, day, origin, response,
-                                  brand_mentioned, brand_rank, brand_cited, mentioned_competitors, citation_count)
+                                  brand_mentioned, brand_rank, brand_cited, mentioned_competitors, citation_count,
+                                  input_tokens, output_tokens, cost_usd)
         select * from unnest(${rows.map((r) => r.accountId)}::bigint[], ${rows.map((r) => r.brandId)}::int[],
                              ${rows.map((r) => r.promptId)}::uuid[], ${rows.map((r) => r.engine)}::text[],
                              ${rows.map((r) => r.region)}::text[], ${rows.map((r) => r.language)}::text[],
@@ -250,7 +269,9 @@ export const ObservationsRepoLive = Layer.effect(
                              ${rows.map((r) => r.response)}::text[], ${rows.map((r) => r.analysis.brandMentioned)}::bool[],
                              ${rows.map((r) => r.analysis.brandRank)}::int[], ${rows.map((r) => r.analysis.brandCited)}::bool[],
                              ${rows.map((r) => r.analysis.mentionedCompetitors)}::int[],
-                             ${rows.map((r) => r.analysis.citations.length)}::int[])
+                             ${rows.map((r) => r.analysis.citations.length)}::int[],
+                             ${rows.map((r) => r.usage?.inputTokens ?? null)}::int[], ${rows.map((r) => r.usage?.outputTokens ?? null)}::int[],
+                             ${rows.map((r) => r.usage?.costUsd ?? null)}::float8[])
         on conflict on constraint observations_key do nothing
         returning id, prompt_id::text || '|' || engine || '|' || region || '|' || language || '|' ||
                   (extract(epoch from observed_at) * 1000)::bigint::text as key`
@@ -429,6 +450,25 @@ export const ObservationsRepoLive = Layer.effect(
         }
       })
 
+    /** Tokens of newly stored scanned answers, per account and UTC month (the monthly budget). */
+    const addTokenUsage = (rows: ReadonlyArray<StoredObservation>) => {
+      const byMonth = new Map<string, { accountId: number; month: string; tokens: number }>()
+      for (const o of rows) {
+        if (o.usage === undefined) continue
+        const month = `${utcDay(o.observedAt).slice(0, 7)}-01`
+        const key = `${o.accountId}|${month}`
+        const entry = byMonth.get(key) ?? { accountId: o.accountId, month, tokens: 0 }
+        entry.tokens += o.usage.inputTokens + o.usage.outputTokens
+        byMonth.set(key, entry)
+      }
+      const entries = [...byMonth.values()].filter((e) => e.tokens > 0)
+      return entries.length === 0 ? Effect.void : sql`
+        insert into scan_token_usage (account_id, month, tokens)
+        select * from unnest(${entries.map((e) => e.accountId)}::bigint[], ${entries.map((e) => e.month)}::date[],
+                             ${entries.map((e) => e.tokens)}::bigint[])
+        on conflict (account_id, month) do update set tokens = scan_token_usage.tokens + excluded.tokens`.pipe(Effect.asVoid)
+    }
+
     const insert: ObservationsRepoShape["insert"] = (rows) =>
       rows.length === 0
         ? Effect.succeed({ inserted: 0 })
@@ -439,6 +479,7 @@ export const ObservationsRepoLive = Layer.effect(
           const stored = returned.map((r) => [r.id, byKey.get(r.key)!] as const)
           yield* insertChildren(stored)
           yield* addRollups(stored.map(([, o]) => o))
+          yield* addTokenUsage(stored.map(([, o]) => o))
           return { inserted: stored.length }
         }).pipe(sql.withTransaction, Effect.orDie)
 
@@ -494,7 +535,30 @@ export const ObservationsRepoLive = Layer.effect(
         sql<ScanFailure>`
           select account_id::int as "accountId", brand_id::int as "brandId", prompt_id::text as "promptId", engine, attempts, error,
                  failed_at as "failedAt"
-          from scan_failures where account_id = ${accountId} and brand_id = ${brandId} order by id`.pipe(Effect.orDie)
+          from scan_failures where account_id = ${accountId} and brand_id = ${brandId} order by id`.pipe(Effect.orDie),
+      scanTargets: (slug) =>
+        sql<DueBrand>`
+          select id::int as id, account_id::int as "accountId", slug from brands
+          ${slug === null ? sql`` : sql`where slug = ${slug}`}
+          order by added_at, id`.pipe(Effect.orDie),
+      tokensInMonth: (accountId, month) =>
+        sql<{ tokens: number }>`
+          select coalesce(sum(tokens), 0)::float8 as tokens from scan_token_usage where account_id = ${accountId} and month = ${month}::date`.pipe(
+          Effect.map((rows) => rows[0]?.tokens ?? 0),
+          Effect.orDie
+        ),
+      recordEngineStatus: (accountId, brandId, statuses) =>
+        statuses.length === 0 ? Effect.void : sql`
+          insert into scan_engine_status (account_id, brand_id, engine, scanned_at, observations, failures, last_error, tokens)
+          select ${accountId}, ${brandId}, * from unnest(${statuses.map((s) => s.engine)}::text[],
+                 ${statuses.map((s) => s.scannedAt.toISOString())}::timestamptz[], ${statuses.map((s) => s.observations)}::int[],
+                 ${statuses.map((s) => s.failures)}::int[], ${statuses.map((s) => s.lastError)}::text[], ${statuses.map((s) => s.tokens)}::bigint[])
+          on conflict (brand_id, engine) do update set scanned_at = excluded.scanned_at, observations = excluded.observations,
+            failures = excluded.failures, last_error = excluded.last_error, tokens = excluded.tokens`.pipe(Effect.asVoid, Effect.orDie),
+      engineStatus: (accountId, brandId) =>
+        sql<EngineScanStatus>`
+          select engine, scanned_at as "scannedAt", observations, failures, last_error as "lastError", tokens::float8 as tokens
+          from scan_engine_status where account_id = ${accountId} and brand_id = ${brandId} order by engine`.pipe(Effect.orDie)
     }
   })
 )
