@@ -120,6 +120,8 @@ export interface SnapshotsResponse {
     readonly total_responses: number
     readonly per_engine: Record<string, number>
     readonly sentiment_avg: number
+    /** 95% interval of brand_mentions / total_responses (docs/visibility.md, "Intervals"). */
+    readonly mention_rate_ci95?: readonly [number, number] | null
   }>
   readonly count: number
 }
@@ -130,6 +132,9 @@ export interface RankingRow {
   readonly share: number
   readonly delta: number
   readonly is_own: boolean
+  readonly share_ci95?: readonly [number, number] | null
+  readonly delta_ci95?: readonly [number, number] | null
+  readonly significant?: boolean
 }
 
 export interface IndustryMetricsResponse {
@@ -138,5 +143,13 @@ export interface IndustryMetricsResponse {
 }
 
 export interface ModelResponse {
-  readonly engines: ReadonlyArray<{ readonly engine: string; readonly score: number; readonly delta: number }>
+  readonly engines: ReadonlyArray<{
+    readonly engine: string
+    readonly score: number
+    readonly delta: number
+    readonly n?: number
+    readonly score_ci95?: readonly [number, number] | null
+    readonly delta_ci95?: readonly [number, number] | null
+    readonly significant?: boolean
+  }>
 }
