@@ -153,3 +153,17 @@ export interface ModelResponse {
     readonly significant?: boolean
   }>
 }
+
+/** GET /api/v1/me/brands/{slug}/scans: the brand's last scan per answer engine. */
+export interface ScanStatusResponse {
+  readonly engines: ReadonlyArray<{
+    readonly engine: string
+    readonly scanned_at: string
+    readonly observations: number
+    readonly failures: number
+    readonly last_error: string | null
+    readonly tokens: number
+  }>
+  readonly month_tokens: number
+  readonly monthly_token_budget: number | null
+}

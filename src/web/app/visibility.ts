@@ -1,4 +1,4 @@
-import { get, type IndustryMetricsResponse, type ModelResponse, type SnapshotsResponse } from "./api.js"
+import { get, type IndustryMetricsResponse, type ModelResponse, type ScanStatusResponse, type SnapshotsResponse } from "./api.js"
 import { tabs, unavailable } from "./agents.js"
 import { chart, PALETTE } from "./charts.js"
 import { append, clear, formatNumber, formatPercent, h } from "./dom.js"
@@ -148,6 +148,42 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     ])
   })
 
+  const scans = section("Last scan", "scans")
+  void get<ScanStatusResponse>(`/api/v1/me/brands/${slug}/scans`).then((result) => {
+    clear(scans.body)
+    if (!result.ok) return append(scans.body, [unavailable(result.error, "Last scan")])
+    const { engines: rows, month_tokens, monthly_token_budget } = result.value
+    append(scans.body, [
+      h(
+        "p",
+        { class: "muted" },
+        `Tokens this month: ${formatNumber(month_tokens)}` + (monthly_token_budget === null ? "" : ` of ${formatNumber(monthly_token_budget)}`)
+      ),
+      rows.length === 0
+        ? h("p", { class: "muted" }, "No scan yet: configure answer engines (README) or import observations.")
+        : h(
+          "table",
+          null,
+          h("thead", null, h("tr", null, h("th", null, "Engine"), h("th", null, "Scanned"), h("th", { class: "num" }, "Stored"), h("th", { class: "num" }, "Failed"), h("th", null, "Status"))),
+          h(
+            "tbody",
+            null,
+            rows.map((row) =>
+              h(
+                "tr",
+                null,
+                h("td", null, row.engine),
+                h("td", null, row.scanned_at.replace("T", " ").slice(0, 16) + " UTC"),
+                h("td", { class: "num" }, formatNumber(row.observations)),
+                h("td", { class: "num" }, formatNumber(row.failures)),
+                h("td", null, row.last_error === null ? "ok" : h("span", { class: "muted" }, `failed: ${row.last_error}`))
+              )
+            )
+          )
+        )
+    ])
+  })
+
   return h(
     "div",
     { id: "visibility-page" },
@@ -156,6 +192,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     h("div", { class: "row card" }, h("div", null, h("label", null, "Range"), rangeSelect)),
     snapshots.element,
     share.element,
-    engines.element
+    engines.element,
+    scans.element
   )
 }
