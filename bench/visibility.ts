@@ -155,6 +155,9 @@ await timed("citation_daily", `
 // The four rollups of migrations/0004: its own backfill statements.
 const migration = readFileSync(`${migrationsDir}/0004_visibility_reads.sql`, "utf8")
 await timed("rollups of 0004", migration.slice(migration.indexOf("-- Backfill")))
+// The interval sums of migrations/0012 (docs/visibility.md, "Intervals"): its own backfill statements.
+const intervals = readFileSync(`${migrationsDir}/0012_answer_engines.sql`, "utf8")
+await timed("interval sums of 0012", intervals.slice(intervals.indexOf("-- Backfill"), intervals.indexOf("-- End of the backfill")))
 await timed("vacuum analyze", "vacuum analyze")
 console.log(`seeded in ${((performance.now() - started) / 1000).toFixed(0)} s`)
 

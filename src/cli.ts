@@ -6,8 +6,8 @@ import { runClassify } from "./catalog/classifyCli.js"
 import { shipCommand } from "./ingestion/shipCli.js"
 import { AppConfigLive } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
-import { cliServicesLive, demoCommand, importCommand } from "./visibility/cli.js"
 import { rangesUpdate, verifyCommand } from "./verification/cli.js"
+import { cliServicesLive, demoCommand, importCommand, scanCommand, scanEnvironmentLive } from "./visibility/cli.js"
 
 /**
  * The operator command line (decisions.md): the same Layers and database as the server.
@@ -27,6 +27,8 @@ commands:
                                send log files (gzip or not, - for stdin) to a server's batch endpoint
   ranges update [--from DIR]   refresh the operators' IP range files (from their URLs, or DIR); servers reload them
   verify <ip> <user agent>     the verdict of one request (verified, spoofed, unverified) and why
+  scan [--brand <slug>] [--engine <slug>] [--samples N]
+                               scan now with the configured answer engines; prints what was stored and why calls failed
 `
 
 /** A mistyped command: exit code 2. */
@@ -88,6 +90,8 @@ const command = (args: ReadonlyArray<string>): Effect.Effect<void, unknown> => {
         : Effect.fail(new UsageError("usage: bun run cli ranges update [--from DIR]"))
     case "verify":
       return verifyCommand(rest).pipe(Effect.provide(cliServicesLive()))
+    case "scan":
+      return scanCommand(rest).pipe(Effect.asVoid, Effect.provide(Layer.merge(cliServicesLive(), scanEnvironmentLive)))
     case undefined:
     case "help":
     case "--help":

@@ -22,6 +22,13 @@ const Str = (description: string) => Schema.String.annotations({ description })
 
 const RangeEcho = Str("The time window used: 7d, 30d or 90d")
 
+/** A 95% interval `[low, high]` (docs/visibility.md, "Intervals"); null when its sample is too small. */
+const Ci95 = (description: string) =>
+  Schema.NullOr(Schema.Tuple(Schema.Number, Schema.Number)).annotations({ description })
+const Significant = Schema.Boolean.annotations({
+  description: "true when the 95% interval of the delta excludes 0 (a change beyond sampling noise); false when it has none"
+})
+
 /** Query string with only `range` (default 30d). */
 export const RangeUrlParams = Schema.Struct({ range: RangeParam })
 
@@ -63,7 +70,13 @@ export const IndustryRankingRow = Schema.Struct({
   is_own: Schema.Boolean.annotations({ description: "true for the brand itself" }),
   is_pinned: Schema.Boolean.annotations({ description: "true for a competitor pinned by the account" }),
   domain: Str("The entity's domain"),
-  sentiment: SentimentShares
+  sentiment: SentimentShares,
+  share_ci95: Ci95(
+    "95% interval of share (linearised ratio estimator over the population's observations), 4 decimals; " +
+      "null with fewer than 2 observations or no mention at all"
+  ),
+  delta_ci95: Ci95("95% interval of delta (delta ± 1.959964·sqrt(var + var_previous)), 4 decimals; null when either share has none"),
+  significant: Significant
 }).annotations({ identifier: "IndustryRankingRow" })
 
 // ---------------------------------------------------------------------------
@@ -92,6 +105,15 @@ export const Snapshot = Schema.Struct({
   }),
   sentiment_per_competitor: Schema.Record({ key: Schema.String, value: Schema.Number }).annotations({
     description: "Competitor name to the mean sentiment score in [-1, 1] of its mentions (competitors with mentions only)"
+  }),
+  mention_rate: Num("brand_mentions / total_responses (0..1)"),
+  mention_rate_ci95: Ci95("Wilson 95% interval of mention_rate (n = total_responses), 4 decimals"),
+  citation_rate_ci95: Ci95("Wilson 95% interval of citation_rate (n = total_responses), 4 decimals"),
+  per_engine_n: Schema.Record({ key: Schema.String, value: Schema.Int }).annotations({
+    description: "Engine slug to the day's observations on that engine (the n of per_engine)"
+  }),
+  per_engine_ci95: Schema.Record({ key: Schema.String, value: Ci95("Wilson 95% interval, 4 decimals") }).annotations({
+    description: "Engine slug to the Wilson 95% interval of per_engine on that engine, 4 decimals"
   })
 }).annotations({ identifier: "Snapshot", description: "One day of a brand's answer observations (UTC)" })
 
@@ -173,7 +195,9 @@ export const PortfolioEntry = Schema.Struct({
   ai_presence_score: Num("100 x mention rate (brand_mentions / total_responses) over the range, one decimal"),
   delta_7d: Num("Score over the last 7 days minus the score over the 7 days before"),
   top_engine: Str("Engine slug with the highest mention rate in the range (ties: alphabetical); empty when no data"),
-  top_competitor: Str("Competitor with the most mentions in the range (ties: alphabetical); empty when none")
+  top_competitor: Str("Competitor with the most mentions in the range (ties: alphabetical); empty when none"),
+  n: Count("Observations of the brand in the range (the sample of ai_presence_score)"),
+  ai_presence_score_ci95: Ci95("Wilson 95% interval of the mention rate x 100, 2 decimals; null when n = 0")
 }).annotations({ identifier: "PortfolioEntry" })
 
 export const PortfolioResponse = Schema.Struct({
@@ -235,7 +259,13 @@ export const ModelUrlParams = Schema.Struct({
 export const EnginePerformance = Schema.Struct({
   engine: Str("Engine slug"),
   score: Num("100 x mention rate on this engine over the range"),
-  delta: Num("score minus the same figure over the previous period of the same length")
+  delta: Num("score minus the same figure over the previous period of the same length"),
+  n: Count("Observations in the range on this engine"),
+  score_ci95: Ci95("Wilson 95% interval of the mention rate x 100, 2 decimals; null when n = 0"),
+  delta_ci95: Ci95(
+    "Newcombe 95% interval of the difference of the two mention rates x 100, 2 decimals; null when either period has no observation"
+  ),
+  significant: Significant
 }).annotations({ identifier: "EnginePerformance" })
 
 export const ModelResponse = Schema.Struct({
@@ -322,7 +352,10 @@ export const IndustryMetricsResponse = Schema.Struct({
   own: Schema.Struct({
     total_mentions: Count("Observations mentioning the brand"),
     total_responses: Count("Observations in the range"),
-    avg_position: Num("Mean rank of the brand's mentions; 0 when there are no mentions")
+    avg_position: Num("Mean rank of the brand's mentions; 0 when there are no mentions"),
+    n: Count("Observations in the population (the sample of mention_rate)"),
+    mention_rate: Num("total_mentions / total_responses (0..1; 0 without observations)"),
+    mention_rate_ci95: Ci95("Wilson 95% interval of mention_rate, 4 decimals; null when n = 0")
   }).annotations({ description: "The brand's own totals over the range" }),
   tracked_competitors: Schema.Array(Schema.String).annotations({ description: "Names of the brand's competitors" }),
   methodology: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({

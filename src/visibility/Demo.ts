@@ -133,6 +133,8 @@ export interface DemoOptions {
   readonly engines?: ReadonlyArray<string>
   /** Only the first N prompts of each brand (tests); default all 20. */
   readonly promptsPerBrand?: number
+  /** Answers per (prompt, engine, region) and day, as the scanner's SCAN_SAMPLES; default 3. */
+  readonly samples?: number
 }
 
 export interface DemoReport {
@@ -203,6 +205,7 @@ export const runDemo = (options: DemoOptions = {}) =>
     const days = Math.max(1, Math.floor(options.days ?? 90))
     const engines = options.engines ?? ENGINE_SLUGS
     const promptsPerBrand = options.promptsPerBrand ?? 20
+    const samples = Math.max(1, Math.floor(options.samples ?? 3))
     const observations = yield* Observations
     const repo = yield* ObservationsRepo
     const keys = yield* ApiKeys
@@ -228,11 +231,14 @@ export const runDemo = (options: DemoOptions = {}) =>
         const batch: Array<PromptObservation> = []
         engines.forEach((engine, e) => {
           DEMO_REGIONS.forEach((region, r) => {
-            // One scan a day per engine and region, a few minutes apart, never in the future.
-            const observedAt = new Date(Math.min(dayStart + (5 + e * 2 + r) * 60_000, at.getTime()))
+            // One scan a day per engine and region, a few minutes apart, never in the future; like the
+            // scanner, `samples` answers per prompt, the k-th stamped k seconds after the first.
+            const scanAt = Math.min(dayStart + (5 + e * 2 + r) * 60_000, at.getTime() - (samples - 1) * 1000)
             for (const prompt of prompts) {
-              const answer = simulateAnswer(world, { engine, prompt: prompt.prompt, region, day, days })
-              batch.push({ ...answer, promptId: prompt.id, engine, region, language: "en", observedAt })
+              for (let sample = 0; sample < samples; sample++) {
+                const answer = simulateAnswer(world, { engine, prompt: prompt.prompt, region, day, days, sample })
+                batch.push({ ...answer, promptId: prompt.id, engine, region, language: "en", observedAt: new Date(scanAt + sample * 1000) })
+              }
             }
           })
         })

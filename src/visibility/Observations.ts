@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, Option } from "effect"
 import { Brands } from "../brands/Brands.js"
 import type { BrandRow } from "../brands/Repo.js"
 import { badRequest, PayloadTooLarge, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
@@ -57,11 +57,27 @@ export interface BrandTarget {
 
 /** An observation of a known prompt (the scanner and the demo). */
 export interface PromptObservation extends RawAnswer {
+  /** Tokens the engine reported (scans); stored with the observation and counted against the monthly budget. */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd: number | null } | undefined
   readonly promptId: string
   readonly engine: string
   readonly region: string
   readonly language: string
   readonly observedAt: Date
+}
+
+export interface ScanStatus {
+  readonly brand_slug: string
+  readonly engines: ReadonlyArray<{
+    readonly engine: string
+    readonly scanned_at: string
+    readonly observations: number
+    readonly failures: number
+    readonly last_error: string | null
+    readonly tokens: number
+  }>
+  readonly month_tokens: number
+  readonly monthly_token_budget: number | null
 }
 
 export interface ObservationsShape {
@@ -80,6 +96,8 @@ export interface ObservationsShape {
   ) => Effect.Effect<ImportResult, NotFound>
   readonly target: (accountId: number, slug: string) => Effect.Effect<BrandTarget, NotFound>
   /** Analyses and stores observations of known prompts; keys already stored are skipped. */
+  /** The brand's last scan per engine and the account's tokens this month (the dashboard). */
+  readonly scanStatus: (accountId: number, slug: string) => Effect.Effect<ScanStatus, NotFound>
   readonly record: (
     target: BrandTarget,
     observations: ReadonlyArray<PromptObservation>,
@@ -276,6 +294,7 @@ export const ObservationsLive = Layer.effect(
             observedAt: o.observedAt,
             origin,
             response: o.response,
+            usage: o.usage,
             analysis: target.analyzer.analyse({
               response: o.response,
               citations: o.citations.filter(isHttpUrl),
@@ -370,7 +389,31 @@ export const ObservationsLive = Layer.effect(
         }),
       importRecords,
       target,
-      record
+      record,
+      scanStatus: (accountId, slug) =>
+        Effect.gen(function*() {
+          const brand = yield* brands.row(accountId, slug)
+          const at = yield* now
+          const [statuses, monthTokens] = yield* Effect.all([
+            repo.engineStatus(accountId, brand.id),
+            repo.tokensInMonth(accountId, `${at.toISOString().slice(0, 7)}-01`)
+          ])
+          // The scanner's own setting (docs/observations.md); read here so the dashboard shows it.
+          const budget = yield* Config.option(Config.integer("SCAN_MONTHLY_TOKEN_BUDGET")).pipe(Effect.orElseSucceed(() => Option.none<number>()))
+          return {
+            brand_slug: brand.slug,
+            engines: statuses.map((s) => ({
+              engine: s.engine,
+              scanned_at: s.scannedAt.toISOString(),
+              observations: s.observations,
+              failures: s.failures,
+              last_error: s.lastError,
+              tokens: s.tokens
+            })),
+            month_tokens: monthTokens,
+            monthly_token_budget: Option.getOrNull(Option.filter(budget, (b) => b > 0))
+          }
+        })
     }
   })
 )

@@ -21,6 +21,24 @@ export const ImportResponse = Schema.Struct({
   ).annotations({ description: "Records that were not stored, and why" })
 }).annotations({ identifier: "ObservationImportResponse" })
 
+const ScanEngineStatus = Schema.Struct({
+  engine: Schema.String.annotations({ description: "Engine slug" }),
+  scanned_at: Schema.String.annotations({ description: "Time of the brand's last scan on this engine (ISO 8601)" }),
+  observations: Schema.Int.annotations({ description: "Observations that scan stored" }),
+  failures: Schema.Int.annotations({ description: "Calls that failed after their retries, or were skipped" }),
+  last_error: Schema.NullOr(Schema.String).annotations({
+    description: "Why the last failed call failed (or that the monthly token budget is spent); null when every call succeeded"
+  }),
+  tokens: Schema.Number.annotations({ description: "Tokens the provider reported for that scan's answers" })
+})
+
+export const ScanStatusResponse = Schema.Struct({
+  brand_slug: Schema.String,
+  engines: Schema.Array(ScanEngineStatus).annotations({ description: "The last scan per engine, engines alphabetical; empty before the first scan" }),
+  month_tokens: Schema.Number.annotations({ description: "Tokens the account's scans used this UTC month" }),
+  monthly_token_budget: Schema.NullOr(Schema.Number).annotations({ description: "SCAN_MONTHLY_TOKEN_BUDGET; null when unset" })
+}).annotations({ identifier: "ScanStatusResponse" })
+
 const ObservationDoc = {
   type: "object",
   required: ["prompt", "engine", "observed_at", "response"],
@@ -67,6 +85,13 @@ export class ObservationsGroup extends HttpApiGroup.make("observations")
           "their buckets, fan-outs). Idempotent: an observation already stored is counted in skipped."
       )
       .annotate(OpenApi.Override, { requestBody: importRequestBody })
+  )
+  .add(
+    HttpApiEndpoint.get("scans", "/me/brands/:slug/scans")
+      .setPath(SlugPath)
+      .addSuccess(ScanStatusResponse)
+      .annotate(OpenApi.Summary, "The brand's last scan per answer engine")
+      .annotate(OpenApi.Description, "When each engine was last scanned for the brand, what it stored, what failed and why, and the tokens used.")
   )
   .addError(BadRequestError)
   .addError(UnauthorizedError)

@@ -18,6 +18,18 @@ export interface StoredObservation {
   readonly origin: ObservationOrigin
   readonly response: string
   readonly analysis: AnalysedAnswer
+  /** Tokens the engine reported for this answer (scans only). */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd: number | null } | undefined
+}
+
+/** The last scan of one brand on one engine (migrations/0012 scan_engine_status). */
+export interface EngineScanStatus {
+  readonly engine: string
+  readonly scannedAt: Date
+  readonly observations: number
+  readonly failures: number
+  readonly lastError: string | null
+  readonly tokens: number
 }
 
 export interface EntityRow {
@@ -79,8 +91,14 @@ export interface ObservationsRepoShape {
    * now + the plan's scan hours in the same statement (rows locked by another claimer are skipped).
    */
   readonly claimDue: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<DueBrand>>
+  /** Every brand (or those with this slug, in any account) for a scan run now, oldest first; nothing is claimed. */
+  readonly scanTargets: (slug: string | null) => Effect.Effect<ReadonlyArray<DueBrand>>
   readonly recordFailures: (failures: ReadonlyArray<ScanFailure>) => Effect.Effect<void>
   readonly failures: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<ScanFailure>>
+  /** Tokens of the account's scanned answers in the UTC month starting on `month` (YYYY-MM-01). */
+  readonly tokensInMonth: (accountId: number, month: string) => Effect.Effect<number>
+  readonly recordEngineStatus: (accountId: number, brandId: number, statuses: ReadonlyArray<EngineScanStatus>) => Effect.Effect<void>
+  readonly engineStatus: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<EngineScanStatus>>
 }
 
 export class ObservationsRepo extends Context.Tag("ObservationsRepo")<ObservationsRepo, ObservationsRepoShape>() {}
@@ -89,7 +107,10 @@ const utcDay = (date: Date) => date.toISOString().slice(0, 10)
 
 /** Rollup deltas of a set of newly stored observations, keyed and sorted (a stable lock order). */
 const rollups = (rows: ReadonlyArray<StoredObservation>) => {
-  const daily = new Map<string, { o: StoredObservation; day: string; responses: number; mentions: number; cited: number; citations: number }>()
+  const daily = new Map<
+    string,
+    { o: StoredObservation; day: string; responses: number; mentions: number; cited: number; citations: number; entityMentions: number; entityMentionsSq: number }
+  >()
   const entity = new Map<
     string,
     {
@@ -97,6 +118,7 @@ const rollups = (rows: ReadonlyArray<StoredObservation>) => {
       day: string
       entityId: number
       mentions: number
+      coMentions: number
       rankSum: number
       top1: number
       top3: number
@@ -110,8 +132,12 @@ const rollups = (rows: ReadonlyArray<StoredObservation>) => {
   for (const o of rows) {
     const day = utcDay(o.observedAt)
     const base = `${o.brandId}|${day}|${o.engine}|${o.region}|${o.language}`
-    const d = daily.get(base) ?? { o, day, responses: 0, mentions: 0, cited: 0, citations: 0 }
+    const d = daily.get(base) ?? { o, day, responses: 0, mentions: 0, cited: 0, citations: 0, entityMentions: 0, entityMentionsSq: 0 }
+    // m = the entities this observation mentions: the share-of-voice interval's sums (migrations/0012).
+    const entities = o.analysis.mentions.length
     d.responses++
+    d.entityMentions += entities
+    d.entityMentionsSq += entities * entities
     if (o.analysis.brandMentioned) d.mentions++
     if (o.analysis.brandCited) d.cited++
     d.citations += o.analysis.citations.length
@@ -120,8 +146,9 @@ const rollups = (rows: ReadonlyArray<StoredObservation>) => {
       const entityId = m.competitorId ?? 0
       const key = `${base}|${entityId}`
       const e = entity.get(key) ??
-        { o, day, entityId, mentions: 0, rankSum: 0, top1: 0, top3: 0, sentimentSum: 0, positive: 0, neutral: 0, negative: 0 }
+        { o, day, entityId, mentions: 0, coMentions: 0, rankSum: 0, top1: 0, top3: 0, sentimentSum: 0, positive: 0, neutral: 0, negative: 0 }
       e.mentions++
+      e.coMentions += entities
       e.rankSum += m.rank
       if (m.rank === 1) e.top1++
       if (m.rank <= 3) e.top3++
@@ -152,7 +179,7 @@ export const engineBit = (engine: string): number => {
  * mention a competitor / the brand), per competitor and domain. Keys sorted like the others.
  */
 const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
-  const prompt = new Map<string, { o: StoredObservation; day: string; responses: number }>()
+  const prompt = new Map<string, { o: StoredObservation; day: string; responses: number; entityMentions: number; entityMentionsSq: number }>()
   const promptEntity = new Map<
     string,
     {
@@ -161,6 +188,7 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
       entityId: number
       engines: number
       mentions: number
+      coMentions: number
       rankSum: number
       withBrand: number
       positive: number
@@ -180,16 +208,20 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
     const day = utcDay(o.observedAt)
     const a = o.analysis
     const promptKey = `${o.brandId}|${day}|${o.promptId}`
-    const p = prompt.get(promptKey) ?? { o, day, responses: 0 }
+    const p = prompt.get(promptKey) ?? { o, day, responses: 0, entityMentions: 0, entityMentionsSq: 0 }
+    const entities = a.mentions.length
     p.responses++
+    p.entityMentions += entities
+    p.entityMentionsSq += entities * entities
     prompt.set(promptKey, p)
     for (const m of a.mentions) {
       const entityId = m.competitorId ?? 0
       const key = `${o.brandId}|${entityId}|${promptKey}`
       const e = promptEntity.get(key) ??
-        { o, day, entityId, engines: 0, mentions: 0, rankSum: 0, withBrand: 0, positive: 0, neutral: 0, negative: 0 }
+        { o, day, entityId, engines: 0, mentions: 0, coMentions: 0, rankSum: 0, withBrand: 0, positive: 0, neutral: 0, negative: 0 }
       e.engines |= engineBit(o.engine)
       e.mentions++
+      e.coMentions += entities
       e.rankSum += m.rank
       if (a.brandMentioned) e.withBrand++
       e[m.label]++
@@ -227,7 +259,8 @@ export const ObservationsRepoLive = Layer.effect(
     const insertObservations = (rows: ReadonlyArray<StoredObservation>) =>
       sql<{ id: number; key: string }>`
         insert into observations (account_id, brand_id, prompt_id, engine, region, language, observed_at, day, origin, response,
-                                  brand_mentioned, brand_rank, brand_cited, mentioned_competitors, citation_count)
+                                  brand_mentioned, brand_rank, brand_cited, mentioned_competitors, citation_count,
+                                  input_tokens, output_tokens, cost_usd)
         select * from unnest(${rows.map((r) => r.accountId)}::bigint[], ${rows.map((r) => r.brandId)}::int[],
                              ${rows.map((r) => r.promptId)}::uuid[], ${rows.map((r) => r.engine)}::text[],
                              ${rows.map((r) => r.region)}::text[], ${rows.map((r) => r.language)}::text[],
@@ -236,7 +269,9 @@ export const ObservationsRepoLive = Layer.effect(
                              ${rows.map((r) => r.response)}::text[], ${rows.map((r) => r.analysis.brandMentioned)}::bool[],
                              ${rows.map((r) => r.analysis.brandRank)}::int[], ${rows.map((r) => r.analysis.brandCited)}::bool[],
                              ${rows.map((r) => r.analysis.mentionedCompetitors)}::int[],
-                             ${rows.map((r) => r.analysis.citations.length)}::int[])
+                             ${rows.map((r) => r.analysis.citations.length)}::int[],
+                             ${rows.map((r) => r.usage?.inputTokens ?? null)}::int[], ${rows.map((r) => r.usage?.outputTokens ?? null)}::int[],
+                             ${rows.map((r) => r.usage?.costUsd ?? null)}::float8[])
         on conflict on constraint observations_key do nothing
         returning id, prompt_id::text || '|' || engine || '|' || region || '|' || language || '|' ||
                   (extract(epoch from observed_at) * 1000)::bigint::text as key`
@@ -299,14 +334,18 @@ export const ObservationsRepoLive = Layer.effect(
         const { daily, domains, entity } = rollups(rows)
         if (daily.length > 0) {
           yield* sql`
-            insert into observation_daily (account_id, brand_id, day, engine, region, language, responses, brand_mentions, brand_cited, citations)
+            insert into observation_daily (account_id, brand_id, day, engine, region, language, responses, brand_mentions, brand_cited, citations,
+                                           entity_mentions, entity_mentions_sq)
             select * from unnest(${daily.map((d) => d.o.accountId)}::bigint[], ${daily.map((d) => d.o.brandId)}::int[],
                                  ${daily.map((d) => d.day)}::date[], ${daily.map((d) => d.o.engine)}::text[],
                                  ${daily.map((d) => d.o.region)}::text[], ${daily.map((d) => d.o.language)}::text[],
                                  ${daily.map((d) => d.responses)}::int[], ${daily.map((d) => d.mentions)}::int[],
-                                 ${daily.map((d) => d.cited)}::int[], ${daily.map((d) => d.citations)}::int[])
+                                 ${daily.map((d) => d.cited)}::int[], ${daily.map((d) => d.citations)}::int[],
+                                 ${daily.map((d) => d.entityMentions)}::int[], ${daily.map((d) => d.entityMentionsSq)}::int[])
             on conflict (brand_id, day, engine, region, language) do update set
               responses = observation_daily.responses + excluded.responses,
+              entity_mentions = observation_daily.entity_mentions + excluded.entity_mentions,
+              entity_mentions_sq = observation_daily.entity_mentions_sq + excluded.entity_mentions_sq,
               brand_mentions = observation_daily.brand_mentions + excluded.brand_mentions,
               brand_cited = observation_daily.brand_cited + excluded.brand_cited,
               citations = observation_daily.citations + excluded.citations`
@@ -314,7 +353,7 @@ export const ObservationsRepoLive = Layer.effect(
         if (entity.length > 0) {
           yield* sql`
             insert into mention_daily (account_id, brand_id, day, engine, region, language, entity_id, mentions, rank_sum, top1, top3,
-                                       sentiment_sum, positive, neutral, negative)
+                                       sentiment_sum, positive, neutral, negative, co_mentions)
             select * from unnest(${entity.map((d) => d.o.accountId)}::bigint[], ${entity.map((d) => d.o.brandId)}::int[],
                                  ${entity.map((d) => d.day)}::date[], ${entity.map((d) => d.o.engine)}::text[],
                                  ${entity.map((d) => d.o.region)}::text[], ${entity.map((d) => d.o.language)}::text[],
@@ -322,9 +361,10 @@ export const ObservationsRepoLive = Layer.effect(
                                  ${entity.map((d) => d.rankSum)}::int[], ${entity.map((d) => d.top1)}::int[],
                                  ${entity.map((d) => d.top3)}::int[], ${entity.map((d) => d.sentimentSum)}::float8[],
                                  ${entity.map((d) => d.positive)}::int[], ${entity.map((d) => d.neutral)}::int[],
-                                 ${entity.map((d) => d.negative)}::int[])
+                                 ${entity.map((d) => d.negative)}::int[], ${entity.map((d) => d.coMentions)}::int[])
             on conflict (brand_id, day, engine, region, language, entity_id) do update set
               mentions = mention_daily.mentions + excluded.mentions,
+              co_mentions = mention_daily.co_mentions + excluded.co_mentions,
               rank_sum = mention_daily.rank_sum + excluded.rank_sum,
               top1 = mention_daily.top1 + excluded.top1,
               top3 = mention_daily.top3 + excluded.top3,
@@ -353,24 +393,29 @@ export const ObservationsRepoLive = Layer.effect(
         const { domain, domainEntity, prompt, promptEntity } = readRollups(rows)
         if (prompt.length > 0) {
           yield* sql`
-            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses)
+            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses, entity_mentions, entity_mentions_sq)
             select * from unnest(${prompt.map((d) => d.o.accountId)}::bigint[], ${prompt.map((d) => d.o.brandId)}::int[],
                                  ${prompt.map((d) => d.day)}::date[], ${prompt.map((d) => d.o.promptId)}::uuid[],
-                                 ${prompt.map((d) => d.responses)}::int[])
-            on conflict (brand_id, day, prompt_id) do update set responses = prompt_daily.responses + excluded.responses`
+                                 ${prompt.map((d) => d.responses)}::int[], ${prompt.map((d) => d.entityMentions)}::int[],
+                                 ${prompt.map((d) => d.entityMentionsSq)}::int[])
+            on conflict (brand_id, day, prompt_id) do update set responses = prompt_daily.responses + excluded.responses,
+              entity_mentions = prompt_daily.entity_mentions + excluded.entity_mentions,
+              entity_mentions_sq = prompt_daily.entity_mentions_sq + excluded.entity_mentions_sq`
         }
         if (promptEntity.length > 0) {
           yield* sql`
             insert into prompt_entity_daily (account_id, brand_id, entity_id, day, prompt_id, engines, mentions, rank_sum, with_brand,
-                                             positive, neutral, negative)
+                                             positive, neutral, negative, co_mentions)
             select * from unnest(${promptEntity.map((d) => d.o.accountId)}::bigint[], ${promptEntity.map((d) => d.o.brandId)}::int[],
                                  ${promptEntity.map((d) => d.entityId)}::int[], ${promptEntity.map((d) => d.day)}::date[],
                                  ${promptEntity.map((d) => d.o.promptId)}::uuid[], ${promptEntity.map((d) => d.engines)}::int[],
                                  ${promptEntity.map((d) => d.mentions)}::int[], ${promptEntity.map((d) => d.rankSum)}::int[],
                                  ${promptEntity.map((d) => d.withBrand)}::int[], ${promptEntity.map((d) => d.positive)}::int[],
-                                 ${promptEntity.map((d) => d.neutral)}::int[], ${promptEntity.map((d) => d.negative)}::int[])
+                                 ${promptEntity.map((d) => d.neutral)}::int[], ${promptEntity.map((d) => d.negative)}::int[],
+                                 ${promptEntity.map((d) => d.coMentions)}::int[])
             on conflict (brand_id, entity_id, day, prompt_id) do update set
               engines = prompt_entity_daily.engines | excluded.engines,
+              co_mentions = prompt_entity_daily.co_mentions + excluded.co_mentions,
               mentions = prompt_entity_daily.mentions + excluded.mentions,
               rank_sum = prompt_entity_daily.rank_sum + excluded.rank_sum,
               with_brand = prompt_entity_daily.with_brand + excluded.with_brand,
@@ -405,6 +450,25 @@ export const ObservationsRepoLive = Layer.effect(
         }
       })
 
+    /** Tokens of newly stored scanned answers, per account and UTC month (the monthly budget). */
+    const addTokenUsage = (rows: ReadonlyArray<StoredObservation>) => {
+      const byMonth = new Map<string, { accountId: number; month: string; tokens: number }>()
+      for (const o of rows) {
+        if (o.usage === undefined) continue
+        const month = `${utcDay(o.observedAt).slice(0, 7)}-01`
+        const key = `${o.accountId}|${month}`
+        const entry = byMonth.get(key) ?? { accountId: o.accountId, month, tokens: 0 }
+        entry.tokens += o.usage.inputTokens + o.usage.outputTokens
+        byMonth.set(key, entry)
+      }
+      const entries = [...byMonth.values()].filter((e) => e.tokens > 0)
+      return entries.length === 0 ? Effect.void : sql`
+        insert into scan_token_usage (account_id, month, tokens)
+        select * from unnest(${entries.map((e) => e.accountId)}::bigint[], ${entries.map((e) => e.month)}::date[],
+                             ${entries.map((e) => e.tokens)}::bigint[])
+        on conflict (account_id, month) do update set tokens = scan_token_usage.tokens + excluded.tokens`.pipe(Effect.asVoid)
+    }
+
     const insert: ObservationsRepoShape["insert"] = (rows) =>
       rows.length === 0
         ? Effect.succeed({ inserted: 0 })
@@ -415,6 +479,7 @@ export const ObservationsRepoLive = Layer.effect(
           const stored = returned.map((r) => [r.id, byKey.get(r.key)!] as const)
           yield* insertChildren(stored)
           yield* addRollups(stored.map(([, o]) => o))
+          yield* addTokenUsage(stored.map(([, o]) => o))
           return { inserted: stored.length }
         }).pipe(sql.withTransaction, Effect.orDie)
 
@@ -470,7 +535,30 @@ export const ObservationsRepoLive = Layer.effect(
         sql<ScanFailure>`
           select account_id::int as "accountId", brand_id::int as "brandId", prompt_id::text as "promptId", engine, attempts, error,
                  failed_at as "failedAt"
-          from scan_failures where account_id = ${accountId} and brand_id = ${brandId} order by id`.pipe(Effect.orDie)
+          from scan_failures where account_id = ${accountId} and brand_id = ${brandId} order by id`.pipe(Effect.orDie),
+      scanTargets: (slug) =>
+        sql<DueBrand>`
+          select id::int as id, account_id::int as "accountId", slug from brands
+          ${slug === null ? sql`` : sql`where slug = ${slug}`}
+          order by added_at, id`.pipe(Effect.orDie),
+      tokensInMonth: (accountId, month) =>
+        sql<{ tokens: number }>`
+          select coalesce(sum(tokens), 0)::float8 as tokens from scan_token_usage where account_id = ${accountId} and month = ${month}::date`.pipe(
+          Effect.map((rows) => rows[0]?.tokens ?? 0),
+          Effect.orDie
+        ),
+      recordEngineStatus: (accountId, brandId, statuses) =>
+        statuses.length === 0 ? Effect.void : sql`
+          insert into scan_engine_status (account_id, brand_id, engine, scanned_at, observations, failures, last_error, tokens)
+          select ${accountId}, ${brandId}, * from unnest(${statuses.map((s) => s.engine)}::text[],
+                 ${statuses.map((s) => s.scannedAt.toISOString())}::timestamptz[], ${statuses.map((s) => s.observations)}::int[],
+                 ${statuses.map((s) => s.failures)}::int[], ${statuses.map((s) => s.lastError)}::text[], ${statuses.map((s) => s.tokens)}::bigint[])
+          on conflict (brand_id, engine) do update set scanned_at = excluded.scanned_at, observations = excluded.observations,
+            failures = excluded.failures, last_error = excluded.last_error, tokens = excluded.tokens`.pipe(Effect.asVoid, Effect.orDie),
+      engineStatus: (accountId, brandId) =>
+        sql<EngineScanStatus>`
+          select engine, scanned_at as "scannedAt", observations, failures, last_error as "lastError", tokens::float8 as tokens
+          from scan_engine_status where account_id = ${accountId} and brand_id = ${brandId} order by engine`.pipe(Effect.orDie)
     }
   })
 )

@@ -22,6 +22,11 @@ export interface SimulatedQuestion {
   /** Day number within a generated period (0 = oldest): the brand's visibility drifts up with it. */
   readonly day?: number
   readonly days?: number
+  /**
+   * Which of several answers to the same question in one scan (0 = the first): each sample draws
+   * its own answer from the same rates, so repeated asks disagree the way real engines do.
+   */
+  readonly sample?: number
 }
 
 /** FNV-1a, 32 bits. */
@@ -110,7 +115,10 @@ const fill = (template: string, random: () => number, topic: string) =>
 
 /** One simulated answer. */
 export const simulateAnswer = (world: SimulatedWorld, question: SimulatedQuestion): EngineAnswer => {
-  const random = generator(hash(`${world.seed ?? ""}|${question.engine}|${question.region}|${question.prompt}|${question.day ?? 0}`))
+  const sample = question.sample ?? 0
+  const random = generator(
+    hash(`${world.seed ?? ""}|${question.engine}|${question.region}|${question.prompt}|${question.day ?? 0}${sample > 0 ? `|${sample}` : ""}`)
+  )
   const topic = slugOf(question.prompt.split(" ").slice(-3).join(" "))
   const progress = question.days !== undefined && question.days > 1 ? (question.day ?? 0) / (question.days - 1) : 0.5
   const regionShift = question.region === "US" ? 0.05 : -0.08

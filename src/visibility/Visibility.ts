@@ -2,6 +2,7 @@ import { Config, Context, Effect, Layer, Option } from "effect"
 import { BrandsRepo, type BrandRow } from "../brands/Repo.js"
 import { notFound, type NotFound } from "../platform/HttpErrors.js"
 import { ENGINE_SLUGS, type Range, rangeDays } from "../platform/Schemas.js"
+import { newcombe, roundInterval, scoreInterval, type ShareSums, shareDelta, shareInterval, shareOfVoice, wilson } from "../platform/Statistics.js"
 import { now } from "../platform/Time.js"
 import type {
   CitationsResponse,
@@ -152,6 +153,19 @@ const ALL: Scope = { region: null, language: null, engine: null }
 const BRAND_NOT_FOUND = notFound("brand not found")
 const COMPETITOR_NOT_FOUND = notFound("competitor not found")
 
+/** The sums of one entity's share of voice over n observations (a_i is 0 or 1, so Σa² = Σa). */
+const shareSums = (n: number, sumA: number, sumM: number, sumAM: number, sumM2: number): ShareSums => ({
+  n,
+  sumA,
+  sumM,
+  sumA2: sumA,
+  sumAM,
+  sumM2
+})
+
+/** A Wilson interval of k/n rounded to 4 decimals (rates on 0..1); null when n = 0. */
+const rateCi = (k: number, n: number) => roundInterval(wilson(k, n))
+
 /** Share-of-voice rows (metrics.md industry `ranking[]`); empty when the range has no observations. */
 const rankingRows = (
   brand: BrandRow,
@@ -171,6 +185,12 @@ const rankingRows = (
     .map((e) => {
       const t = byId.get(e.id)
       const mentions = t?.mentions ?? 0
+      // Σm is the share's own denominator (the listed entities' mentions), the other sums per observation.
+      const current = shareOfVoice(shareSums(population.responses, mentions, total, t?.coMentions ?? 0, population.entityMentionsSq))
+      const previous = shareOfVoice(
+        shareSums(population.prevResponses, t?.prevMentions ?? 0, prevTotal, t?.prevCoMentions ?? 0, population.prevEntityMentionsSq)
+      )
+      const change = shareDelta(current, previous)
       return {
         name: e.name,
         mentions,
@@ -183,7 +203,10 @@ const rankingRows = (
           pos: ratio(t?.positive ?? 0, mentions),
           neu: ratio(t?.neutral ?? 0, mentions),
           neg: ratio(t?.negative ?? 0, mentions)
-        }
+        },
+        share_ci95: roundInterval(shareInterval(current)),
+        delta_ci95: roundInterval(change.interval),
+        significant: change.significant
       }
     })
     .sort((a, b) => b.mentions - a.mentions || alphabetical(a.name, b.name))
@@ -250,6 +273,11 @@ export const VisibilityLive = Layer.effect(
               ranking: rankStats({ mentions: 0, rankSum: 0, top1: 0, top3: 0 }),
               ranking_per_engine: {},
               sentiment_per_competitor: {},
+              mention_rate: 0,
+              mention_rate_ci95: null,
+              citation_rate_ci95: null,
+              per_engine_n: {},
+              per_engine_ci95: {},
               cited: 0
             }
             days.set(row.day, day)
@@ -258,6 +286,8 @@ export const VisibilityLive = Layer.effect(
           day.brand_mentions += row.mentions
           day.cited += row.cited
           ;(day.per_engine as Record<string, number>)[row.engine] = ratio(row.mentions, row.responses)
+          ;(day.per_engine_n as Record<string, number>)[row.engine] = row.responses
+          ;(day.per_engine_ci95 as Record<string, unknown>)[row.engine] = rateCi(row.mentions, row.responses)
           ;(day.ranking_per_engine as Record<string, Wire<typeof RankStats>>)[row.engine] = rankStats({
             mentions: 0,
             rankSum: 0,
@@ -293,6 +323,9 @@ export const VisibilityLive = Layer.effect(
           return {
             ...day,
             citation_rate: ratio(cited, day.total_responses),
+            mention_rate: ratio(day.brand_mentions, day.total_responses),
+            mention_rate_ci95: rateCi(day.brand_mentions, day.total_responses),
+            citation_rate_ci95: rateCi(cited, day.total_responses),
             ...(sum === undefined ? {} : {
               sentiment_avg: ratio(sum.sentimentSum, sum.mentions),
               sentiment_pos: ratio(sum.positive, sum.mentions),
@@ -370,7 +403,8 @@ export const VisibilityLive = Layer.effect(
           brands: brands.map((brand) => {
             const rows = engines.filter((e) => e.brandId === brand.id)
             const sum = (f: (row: typeof rows[number]) => number) => rows.reduce((s, row) => s + f(row), 0)
-            const score = round1(100 * ratio(sum((r) => r.mentions), sum((r) => r.responses)))
+            const n = sum((r) => r.responses)
+            const score = round1(100 * ratio(sum((r) => r.mentions), n))
             const last7 = round1(100 * ratio(sum((r) => r.mentions7), sum((r) => r.responses7)))
             const prev7 = round1(100 * ratio(sum((r) => r.mentionsPrev7), sum((r) => r.responsesPrev7)))
             const topEngine = rows
@@ -386,7 +420,9 @@ export const VisibilityLive = Layer.effect(
               ai_presence_score: score,
               delta_7d: round1(last7 - prev7),
               top_engine: topEngine?.engine ?? "",
-              top_competitor: topCompetitor?.name ?? ""
+              top_competitor: topCompetitor?.name ?? "",
+              n,
+              ai_presence_score_ci95: scoreInterval(wilson(sum((r) => r.mentions), n))
             }
           }),
           range,
@@ -460,7 +496,16 @@ export const VisibilityLive = Layer.effect(
         const engines = rows
           .map((row) => {
             const score = 100 * ratio(row.mentions, row.responses)
-            return { engine: row.engine, score, delta: score - 100 * ratio(row.prevMentions, row.prevResponses) }
+            const change = newcombe(row.mentions, row.responses, row.prevMentions, row.prevResponses)
+            return {
+              engine: row.engine,
+              score,
+              delta: score - 100 * ratio(row.prevMentions, row.prevResponses),
+              n: row.responses,
+              score_ci95: scoreInterval(wilson(row.mentions, row.responses)),
+              delta_ci95: scoreInterval(change.interval),
+              significant: change.significant
+            }
           })
           .sort((a, b) => b.score - a.score || alphabetical(a.engine, b.engine))
         return { engines, range }
@@ -521,7 +566,10 @@ export const VisibilityLive = Layer.effect(
           own: {
             total_mentions: own?.mentions ?? 0,
             total_responses: totals.population.responses,
-            avg_position: ratio(own?.rankSum ?? 0, own?.mentions ?? 0)
+            avg_position: ratio(own?.rankSum ?? 0, own?.mentions ?? 0),
+            n: totals.population.responses,
+            mention_rate: ratio(own?.mentions ?? 0, totals.population.responses),
+            mention_rate_ci95: rateCi(own?.mentions ?? 0, totals.population.responses)
           },
           tracked_competitors: competitors.map((c) => c.name),
           methodology: {

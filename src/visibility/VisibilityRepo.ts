@@ -64,6 +64,9 @@ export interface EntityPeriodTotals {
   readonly entityId: number
   readonly mentions: number
   readonly prevMentions: number
+  /** Σ m over the observations mentioning the entity (m = entities an observation mentions), range / previous period. */
+  readonly coMentions: number
+  readonly prevCoMentions: number
   readonly rankSum: number
   readonly positive: number
   readonly neutral: number
@@ -73,6 +76,20 @@ export interface EntityPeriodTotals {
 export interface PopulationTotals {
   readonly responses: number
   readonly prevResponses: number
+  /** Σ m and Σ m² over the population's observations (m = entities an observation mentions), range / previous period. */
+  readonly entityMentions: number
+  readonly entityMentionsSq: number
+  readonly prevEntityMentions: number
+  readonly prevEntityMentionsSq: number
+}
+
+export const NO_POPULATION: PopulationTotals = {
+  responses: 0,
+  prevResponses: 0,
+  entityMentions: 0,
+  entityMentionsSq: 0,
+  prevEntityMentions: 0,
+  prevEntityMentionsSq: 0
 }
 
 export interface DomainTotals {
@@ -367,6 +384,8 @@ export const VisibilityRepoLive = Layer.effect(
             select entity_id as "entityId",
                    coalesce(sum(mentions) filter (where day >= ${p.from}::date), 0)::int as mentions,
                    coalesce(sum(mentions) filter (where day < ${p.from}::date), 0)::int as "prevMentions",
+                   coalesce(sum(co_mentions) filter (where day >= ${p.from}::date), 0)::int as "coMentions",
+                   coalesce(sum(co_mentions) filter (where day < ${p.from}::date), 0)::int as "prevCoMentions",
                    coalesce(sum(rank_sum) filter (where day >= ${p.from}::date), 0)::int as "rankSum",
                    coalesce(sum(positive) filter (where day >= ${p.from}::date), 0)::int as positive,
                    coalesce(sum(neutral) filter (where day >= ${p.from}::date), 0)::int as neutral,
@@ -377,12 +396,16 @@ export const VisibilityRepoLive = Layer.effect(
             group by entity_id`,
           population: sql<PopulationTotals>`
             select coalesce(sum(responses) filter (where day >= ${p.from}::date), 0)::int as responses,
-                   coalesce(sum(responses) filter (where day < ${p.from}::date), 0)::int as "prevResponses"
+                   coalesce(sum(responses) filter (where day < ${p.from}::date), 0)::int as "prevResponses",
+                   coalesce(sum(entity_mentions) filter (where day >= ${p.from}::date), 0)::int as "entityMentions",
+                   coalesce(sum(entity_mentions_sq) filter (where day >= ${p.from}::date), 0)::int as "entityMentionsSq",
+                   coalesce(sum(entity_mentions) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentions",
+                   coalesce(sum(entity_mentions_sq) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentionsSq"
             from observation_daily
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${p.prevFrom}::date and ${p.to}::date
               and ${scoped(scope)}`
         }, { concurrency: "unbounded" }).pipe(
-          Effect.map(({ entities, population }) => ({ entities, population: population[0] ?? { responses: 0, prevResponses: 0 } })),
+          Effect.map(({ entities, population }) => ({ entities, population: population[0] ?? NO_POPULATION })),
           Effect.orDie
         ),
 
@@ -392,6 +415,8 @@ export const VisibilityRepoLive = Layer.effect(
             select r.entity_id as "entityId",
                    coalesce(sum(r.mentions) filter (where r.day >= ${p.from}::date), 0)::int as mentions,
                    coalesce(sum(r.mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevMentions",
+                   coalesce(sum(r.co_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "coMentions",
+                   coalesce(sum(r.co_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevCoMentions",
                    coalesce(sum(r.rank_sum) filter (where r.day >= ${p.from}::date), 0)::int as "rankSum",
                    coalesce(sum(r.positive) filter (where r.day >= ${p.from}::date), 0)::int as positive,
                    coalesce(sum(r.neutral) filter (where r.day >= ${p.from}::date), 0)::int as neutral,
@@ -402,12 +427,16 @@ export const VisibilityRepoLive = Layer.effect(
             group by r.entity_id`,
           population: sql<PopulationTotals>`
             select coalesce(sum(r.responses) filter (where r.day >= ${p.from}::date), 0)::int as responses,
-                   coalesce(sum(r.responses) filter (where r.day < ${p.from}::date), 0)::int as "prevResponses"
+                   coalesce(sum(r.responses) filter (where r.day < ${p.from}::date), 0)::int as "prevResponses",
+                   coalesce(sum(r.entity_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentions",
+                   coalesce(sum(r.entity_mentions_sq) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentionsSq",
+                   coalesce(sum(r.entity_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentions",
+                   coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq"
             from prompt_daily r
             join prompts p on p.id = r.prompt_id and p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic}
             where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day between ${p.prevFrom}::date and ${p.to}::date`
         }, { concurrency: "unbounded" }).pipe(
-          Effect.map(({ entities, population }) => ({ entities, population: population[0] ?? { responses: 0, prevResponses: 0 } })),
+          Effect.map(({ entities, population }) => ({ entities, population: population[0] ?? NO_POPULATION })),
           Effect.orDie
         ),
 

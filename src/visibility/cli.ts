@@ -1,3 +1,4 @@
+import { FetchHttpClient } from "@effect/platform"
 import { Console, Effect, Layer, Option } from "effect"
 import { AccountsRepo } from "../accounts/Repo.js"
 import { makeServices, RepositoriesLive } from "../layers.js"
@@ -5,7 +6,10 @@ import { AppConfigLive } from "../platform/Config.js"
 import { MigratedSqlLive } from "../platform/Database.js"
 import { printDemoReport, runDemo } from "./Demo.js"
 import { MAX_IMPORT_OBSERVATIONS, Observations, splitBody } from "./Observations.js"
+import { AnswerEngines, AnswerEnginesFromEnv } from "./Engines.js"
 import { ObservationsRepo } from "./ObservationsRepo.js"
+import { makeProviderLimits, ScannerConfig, scannerSettingsFromEnv, scanBrand } from "./Scanner.js"
+import { now } from "../platform/Time.js"
 
 /**
  * `bun run cli import` and `bun run cli demo` (src/cli.ts dispatches here): the same services
@@ -92,4 +96,62 @@ export const demoCommand = (args: ReadonlyArray<string>) =>
     if (!Number.isInteger(days) || days < 1 || days > 400) return yield* fail("usage: bun run cli demo [--days N] (1..400)")
     const report = yield* runDemo({ days })
     yield* printDemoReport(report)
+  })
+
+/** Engines and scanner settings from the environment (docs/observations.md), for `scan`. */
+export const scanEnvironmentLive = Layer.merge(
+  AnswerEnginesFromEnv.pipe(Layer.provide(FetchHttpClient.layer)),
+  Layer.effect(ScannerConfig, scannerSettingsFromEnv)
+)
+
+/**
+ * `scan [--brand <slug>] [--engine <slug>] [--samples N]`: one scan now, in the foreground, of every
+ * brand (or those with that slug), on every configured engine (or that one); nothing is claimed, so
+ * the server's cadence is unchanged. Prints what it stored per brand and engine, and why calls failed.
+ */
+export const scanCommand = (args: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const flags: Record<string, string> = {}
+    for (let i = 0; i < args.length; i++) {
+      const flag = args[i]!
+      const value = args[i + 1]
+      if (!["--brand", "--engine", "--samples"].includes(flag) || value === undefined || value.startsWith("--")) {
+        return yield* fail("usage: bun run cli scan [--brand <slug>] [--engine <slug>] [--samples N]")
+      }
+      flags[flag] = value
+      i++
+    }
+    const samples = flags["--samples"] === undefined ? undefined : Number(flags["--samples"])
+    if (samples !== undefined && (!Number.isInteger(samples) || samples < 1 || samples > 20)) {
+      return yield* fail("--samples must be an integer from 1 to 20")
+    }
+    const engines = yield* AnswerEngines
+    if (engines.length === 0) return yield* fail("no answer engine configured: set ENGINE_<SLUG>_URL and ENGINE_<SLUG>_MODEL (README)")
+    const onlyEngine = flags["--engine"]
+    if (onlyEngine !== undefined && !engines.some((e) => e.slug === onlyEngine)) {
+      return yield* fail(`engine ${onlyEngine} is not configured (configured: ${engines.map((e) => e.slug).join(", ")})`)
+    }
+    const settings = yield* ScannerConfig
+    const brands = yield* (yield* ObservationsRepo).scanTargets(flags["--brand"] ?? null)
+    if (brands.length === 0) return yield* fail(flags["--brand"] === undefined ? "no brand to scan" : `no brand with slug ${flags["--brand"]}`)
+    const at = yield* now
+    const limits = yield* makeProviderLimits(settings.providerConcurrency)
+    const perCall = samples ?? settings.samples
+    yield* Console.log(`scan at ${at.toISOString()}: ${brands.length} brand(s), ${perCall} sample(s) per prompt and engine`)
+    let failures = 0
+    for (const brand of brands) {
+      const report = yield* scanBrand(brand, at, { limits, onlyEngine, samples: perCall })
+      failures += report.failures
+      yield* Console.log(
+        `${brand.slug} (account ${brand.accountId}): ${report.observations} observation(s), ${report.failures} failure(s)` +
+          (report.skipped === null ? "" : ` (not scanned: ${report.skipped})`)
+      )
+      for (const engine of report.engines) {
+        yield* Console.log(
+          `  ${engine.engine.padEnd(12)} ${String(engine.observations).padStart(5)} stored  ${String(engine.failures).padStart(4)} failed  ` +
+            `${engine.tokens} tokens${engine.lastError === null ? "" : `  last error: ${engine.lastError}`}`
+        )
+      }
+    }
+    return failures
   })

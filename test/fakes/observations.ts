@@ -3,6 +3,7 @@ import {
   observationKey,
   ObservationsRepo,
   type DueBrand,
+  type EngineScanStatus,
   type EntityRow,
   type PromptRef,
   type ScanFailure,
@@ -23,6 +24,7 @@ export const makeFakeObservationsRepo = (view: ObservationsStoreView) => {
   const observations: Array<StoredObservation & { id: number }> = []
   const keys = new Set<string>()
   const failures: Array<ScanFailure> = []
+  const statuses = new Map<string, EngineScanStatus & { accountId: number; brandId: number }>()
   let nextId = 1
   const layer = Layer.succeed(ObservationsRepo, {
     competitors: (accountId, brandId) =>
@@ -78,9 +80,30 @@ export const makeFakeObservationsRepo = (view: ObservationsStoreView) => {
         }
         return claimed
       }),
+    scanTargets: (slug) =>
+      Effect.sync(() =>
+        view.brands.filter((b) => slug === null || b.slug === slug).map((b) => ({ id: b.id, accountId: b.accountId, slug: b.slug }))
+      ),
     recordFailures: (rows) => Effect.sync(() => void failures.push(...rows)),
     failures: (accountId, brandId) =>
-      Effect.sync(() => failures.filter((f) => f.accountId === accountId && f.brandId === brandId))
+      Effect.sync(() => failures.filter((f) => f.accountId === accountId && f.brandId === brandId)),
+    tokensInMonth: (accountId, month) =>
+      Effect.sync(() =>
+        observations
+          .filter((o) => o.accountId === accountId && o.usage !== undefined && o.observedAt.toISOString().slice(0, 7) === month.slice(0, 7))
+          .reduce((sum, o) => sum + o.usage!.inputTokens + o.usage!.outputTokens, 0)
+      ),
+    recordEngineStatus: (accountId, brandId, rows) =>
+      Effect.sync(() => {
+        for (const row of rows) statuses.set(`${brandId}|${row.engine}`, { ...row, accountId, brandId })
+      }),
+    engineStatus: (accountId, brandId) =>
+      Effect.sync(() =>
+        [...statuses.values()]
+          .filter((s) => s.accountId === accountId && s.brandId === brandId)
+          .map(({ accountId: _a, brandId: _b, ...status }) => status)
+          .sort((a, b) => (a.engine < b.engine ? -1 : 1))
+      )
   })
   return { layer, observations, failures }
 }

@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { VisibilityRepo } from "../../src/visibility/VisibilityRepo.js"
+import { NO_POPULATION, VisibilityRepo } from "../../src/visibility/VisibilityRepo.js"
 
 /** What the fake visibility repository reads of the shared in-memory store. */
 export interface VisibilityStoreView {
@@ -48,8 +48,8 @@ export const makeFakeVisibilityRepo = (view: VisibilityStoreView) =>
     engineTotals: () => Effect.succeed([]),
     workspaceDomains: () => Effect.succeed([]),
     fanoutGroups: () => Effect.succeed([]),
-    entityTotals: () => Effect.succeed({ entities: [], population: { responses: 0, prevResponses: 0 } }),
-    topicEntityTotals: () => Effect.succeed({ entities: [], population: { responses: 0, prevResponses: 0 } }),
+    entityTotals: () => Effect.succeed({ entities: [], population: NO_POPULATION }),
+    topicEntityTotals: () => Effect.succeed({ entities: [], population: NO_POPULATION }),
     series: () => Effect.succeed({ days: [], competitors: [] }),
     lastObserved: () => Effect.succeed(null),
     competitorDomains: () => Effect.succeed([]),

@@ -47,14 +47,25 @@ describe("the demo workspace (pglite, small)", () => {
       { slug: "northwind-crm", competitors: 5, prompts: 4 },
       { slug: "bramble-outfitters", competitors: 5, prompts: 4 }
     ])
-    // 2 brands x 4 prompts x 3 engines x 2 regions x 3 days
-    expect(after1.observations[0]).toEqual({ n: 144, days: 3, engines: 3, regions: 2 })
-    expect(after1.mentions[0]!.n).toBeGreaterThan(144)
+    // 2 brands x 4 prompts x 3 engines x 2 regions x 3 days x 3 samples
+    expect(after1.observations[0]).toEqual({ n: 432, days: 3, engines: 3, regions: 2 })
+    expect(after1.mentions[0]!.n).toBeGreaterThan(432)
     expect(after1.citations.map((c) => c.bucket)).toEqual(["competitor", "earned", "owned", "reference", "ugc"])
-    expect(after1.daily[0]!.n).toBe(144)
+    expect(after1.daily[0]!.n).toBe(432)
+    // Every (prompt, engine, region, day) has 3 samples, each its own observed_at, and they disagree
+    // often enough for the intervals to mean something (the brand named in some samples, not all).
+    const samples = await rt.runPromise(query<{ groups: number; three: number; split: number }>(
+      `select count(*)::int as groups, (count(*) filter (where stamps = 3))::int as three,
+              (count(*) filter (where named > 0 and named < 3))::int as split
+       from (select count(distinct observed_at) as stamps, count(*) filter (where brand_mentioned) as named
+             from observations group by brand_id, prompt_id, engine, region, day) g`
+    ))
+    expect(samples[0]!.groups).toBe(144)
+    expect(samples[0]!.three).toBe(144)
+    expect(samples[0]!.split).toBeGreaterThan(20)
     expect(after2).toEqual(after1) // refreshed, not duplicated
     expect(after2.keys[0]!.active).toBe(1)
-    expect(second.brands.map((b) => b.observations)).toEqual([72, 72])
+    expect(second.brands.map((b) => b.observations)).toEqual([216, 216])
 
     // The printed login works, and so does the printed key.
     const login = await rt.runPromise(Effect.either((Effect.flatMap(Accounts, (a) => a.login({ email: DEMO_EMAIL, password: DEMO_PASSWORD })))))

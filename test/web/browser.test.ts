@@ -249,6 +249,13 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await page.goto(`${base}/#/brands/acme/visibility?range=30d`)
     for (const id of ["snapshots", "share-of-voice", "engines"]) await page.locator(`#${id} canvas`).waitFor()
     expect(await page.locator("#share-of-voice").textContent()).toContain("Globex")
+    // Intervals: "±" in the tables, a change within noise marked n.s., a change from nothing shown as new.
+    expect(await page.locator("#share-of-voice").textContent()).toContain("41.0% ± 3.0")
+    const engines = await page.locator("#engines").textContent()
+    expect(engines).toContain("44.2 ± 5.1")
+    expect(engines).toContain("-1.2 pt (n.s.)")
+    expect(engines).toContain("+3.1 pt")
+    expect(engines).toContain("new")
     await screenshot("visibility-sample")
     await page.unroute(/\/api\/v1\/me\/brands\/acme\//)
     expect(cspViolations).toEqual([])

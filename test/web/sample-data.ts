@@ -106,11 +106,16 @@ export const sampleSnapshots = Schema.encodeSync(SnapshotsResponse)(Schema.decod
     sentiment_neg: 0.1,
     ranking: { avg_rank: 2.1, top1_share: 0.3, top3_share: 0.8, mentions: wave(i, 20, 8) },
     ranking_per_engine: {},
-    sentiment_per_competitor: {}
+    sentiment_per_competitor: {},
+    mention_rate: wave(i, 20, 8) / 60,
+    mention_rate_ci95: [Math.max(0, wave(i, 20, 8) / 60 - 0.12), Math.min(1, wave(i, 20, 8) / 60 + 0.12)],
+    citation_rate_ci95: [0.1, 0.4],
+    per_engine_n: { chatgpt: 30, perplexity: 30 },
+    per_engine_ci95: { chatgpt: [0.24, 0.58], perplexity: [0.2, 0.53] }
   }))
 }))
 
-const row = (name: string, mentions: number, share: number, delta: number, is_own = false) => ({
+const row = (name: string, mentions: number, share: number, delta: number, is_own = false, significant = false) => ({
   name,
   mentions,
   share,
@@ -118,7 +123,10 @@ const row = (name: string, mentions: number, share: number, delta: number, is_ow
   is_own,
   is_pinned: false,
   domain: `${name.toLowerCase()}.com`,
-  sentiment: { pos: 0.5, neu: 0.4, neg: 0.1 }
+  sentiment: { pos: 0.5, neu: 0.4, neg: 0.1 },
+  share_ci95: [share - 0.03, share + 0.03] as const,
+  delta_ci95: [delta - 0.04, delta + 0.04] as const,
+  significant
 })
 
 export const sampleIndustryMetrics = Schema.encodeSync(IndustryMetricsResponse)(Schema.decodeUnknownSync(IndustryMetricsResponse)({
@@ -135,7 +143,7 @@ export const sampleIndustryMetrics = Schema.encodeSync(IndustryMetricsResponse)(
   ranking_count: 3,
   time_series: [],
   time_series_count: 0,
-  own: { total_mentions: 612, total_responses: 1800, avg_position: 2.1 },
+  own: { total_mentions: 612, total_responses: 1800, avg_position: 2.1, n: 1800, mention_rate: 0.34, mention_rate_ci95: [0.3184, 0.3622] },
   tracked_competitors: ["Globex", "Initech"],
   methodology: {}
 }))
@@ -143,10 +151,10 @@ export const sampleIndustryMetrics = Schema.encodeSync(IndustryMetricsResponse)(
 export const sampleModel = Schema.encodeSync(ModelResponse)(Schema.decodeUnknownSync(ModelResponse)({
   range: "30d",
   engines: [
-    { engine: "chatgpt", score: 44.2, delta: 3.1 },
-    { engine: "perplexity", score: 38.9, delta: -1.2 },
-    { engine: "gemini", score: 31.5, delta: 0.4 },
-    { engine: "claude", score: 29.8, delta: 2.2 },
-    { engine: "copilot", score: 18.1, delta: -0.6 }
+    { engine: "chatgpt", score: 44.2, delta: 3.1, n: 360, score_ci95: [39.15, 49.36], delta_ci95: [0.4, 5.8], significant: true },
+    { engine: "perplexity", score: 38.9, delta: -1.2, n: 360, score_ci95: [33.99, 44.04], delta_ci95: [-8.3, 5.9], significant: false },
+    { engine: "gemini", score: 31.5, delta: 0.4, n: 360, score_ci95: [26.93, 36.47], delta_ci95: [-6.4, 7.2], significant: false },
+    { engine: "claude", score: 29.8, delta: 2.2, n: 360, score_ci95: [25.3, 34.72], delta_ci95: [-4.5, 8.9], significant: false },
+    { engine: "copilot", score: 18.1, delta: 18.1, n: 360, score_ci95: [14.46, 22.41], delta_ci95: null, significant: false }
   ]
 }))

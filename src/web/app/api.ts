@@ -122,6 +122,8 @@ export interface SnapshotsResponse {
     readonly total_responses: number
     readonly per_engine: Record<string, number>
     readonly sentiment_avg: number
+    /** 95% interval of brand_mentions / total_responses (docs/visibility.md, "Intervals"). */
+    readonly mention_rate_ci95?: readonly [number, number] | null
   }>
   readonly count: number
 }
@@ -132,6 +134,9 @@ export interface RankingRow {
   readonly share: number
   readonly delta: number
   readonly is_own: boolean
+  readonly share_ci95?: readonly [number, number] | null
+  readonly delta_ci95?: readonly [number, number] | null
+  readonly significant?: boolean
 }
 
 export interface IndustryMetricsResponse {
@@ -140,5 +145,27 @@ export interface IndustryMetricsResponse {
 }
 
 export interface ModelResponse {
-  readonly engines: ReadonlyArray<{ readonly engine: string; readonly score: number; readonly delta: number }>
+  readonly engines: ReadonlyArray<{
+    readonly engine: string
+    readonly score: number
+    readonly delta: number
+    readonly n?: number
+    readonly score_ci95?: readonly [number, number] | null
+    readonly delta_ci95?: readonly [number, number] | null
+    readonly significant?: boolean
+  }>
+}
+
+/** GET /api/v1/me/brands/{slug}/scans: the brand's last scan per answer engine. */
+export interface ScanStatusResponse {
+  readonly engines: ReadonlyArray<{
+    readonly engine: string
+    readonly scanned_at: string
+    readonly observations: number
+    readonly failures: number
+    readonly last_error: string | null
+    readonly tokens: number
+  }>
+  readonly month_tokens: number
+  readonly monthly_token_budget: number | null
 }
