@@ -41,6 +41,13 @@ import { ObservationsHttpLive } from "./visibility/ObservationsHttp.js"
 import { ObservationsRepo, ObservationsRepoLive } from "./visibility/ObservationsRepo.js"
 import { Visibility, VisibilityConfig, VisibilityConfigLive, VisibilityLive as VisibilityServiceLive } from "./visibility/Visibility.js"
 import { VisibilityRepo, VisibilityRepoLive } from "./visibility/VisibilityRepo.js"
+import { Alerts, AlertsLive } from "./webhooks/Alerts.js"
+import { WebhooksConfig, WebhooksConfigLive } from "./webhooks/Config.js"
+import { WebhooksHttpLive } from "./webhooks/Http.js"
+import { WebhooksRepo, WebhooksRepoLive } from "./webhooks/Repo.js"
+import { AlertChecksLive, SenderLive } from "./webhooks/Sender.js"
+import { Resolver, ResolverLive } from "./webhooks/Ssrf.js"
+import { Webhooks, WebhooksLive } from "./webhooks/Webhooks.js"
 
 /**
  * The whole wiring, in one place. Infrastructure (config, database) comes from outside,
@@ -49,7 +56,7 @@ import { VisibilityRepo, VisibilityRepoLive } from "./visibility/VisibilityRepo.
 
 /** One repository per aggregate; Live ones talk SQL, tests may pass in-memory fakes instead. */
 export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo | ObservationsRepo | HitsRepo | Quota | VisibilityRepo
-  | AgentsRepo
+  | AgentsRepo | WebhooksRepo
 export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
   AccountsRepoLive,
   ApiKeysRepoLive,
@@ -58,11 +65,12 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   VisibilityRepoLive,
   HitsRepoLive,
   QuotaLive,
-  AgentsRepoLive
+  AgentsRepoLive,
+  WebhooksRepoLive
 )
 
 export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
-  | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle
+  | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | Alerts | Webhooks | WebhooksConfig | Resolver
 export type Infrastructure = AppConfig | Database
 
 /** Domain services over the repositories. */
@@ -75,8 +83,13 @@ export const makeServices = <E, R>(options: {
   readonly visibilityConfig?: Layer.Layer<VisibilityConfig>
   /** Agent analytics (retention, the tag); default from the environment (AgentsConfigLive). */
   readonly agentsConfig?: Layer.Layer<AgentsConfig>
+  /** Webhook delivery and alert settings; default from the environment (WebhooksConfigLive). */
+  readonly webhooksConfig?: Layer.Layer<WebhooksConfig>
+  /** The webhook SSRF guard's name resolution; default the system's (tests pass a fake). */
+  readonly resolver?: Layer.Layer<Resolver>
 }) => {
-  const base = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive)
+  // Alerts (docs/webhooks.md) are computed where ingestion and observations store their facts.
+  const base = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive, AlertsLive)
   // Observations (answer observations in) builds on Brands and the Analysis service.
   const core = ObservationsLive.pipe(
     Layer.provideMerge(Layer.mergeAll(AccountsLive, ApiKeysLive, BrandsLive, AnalysisLive)),
@@ -94,12 +107,18 @@ export const makeServices = <E, R>(options: {
     Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
     Layer.provide(core)
   )
-  return ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(
+  const services = ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(
     Layer.provideMerge(core),
     Layer.provideMerge(visibility),
     Layer.provideMerge(agents),
     // Rate limits (in process, or Redis with REDIS_URL) and the in-flight count of graceful shutdown (issue 9).
     Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive))
+  )
+  // Webhook endpoints, the background sender and the alert checks (docs/webhooks.md).
+  return Layer.mergeAll(SenderLive, AlertChecksLive).pipe(
+    Layer.provideMerge(WebhooksLive),
+    Layer.provideMerge(Layer.mergeAll(options.webhooksConfig ?? WebhooksConfigLive, options.resolver ?? ResolverLive)),
+    Layer.provideMerge(services)
   )
 }
 
@@ -128,7 +147,8 @@ export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
     MeHttpLive,
     DashboardBrandsHttpLive,
     ObservationsHttpLive,
-    SystemHttpLive
+    SystemHttpLive,
+    WebhooksHttpLive
   ]),
   Layer.provide([BearerAuthLive, SessionAuthLive])
 )

@@ -8,6 +8,7 @@ import { makeFakeAgentsRepo } from "./agents.js"
 import { makeFakeIngestionRepos } from "./ingestion.js"
 import { makeFakeObservationsRepo } from "./observations.js"
 import { makeFakeVisibilityRepo } from "./visibility.js"
+import { makeFakeWebhooksRepo } from "./webhooks.js"
 
 /**
  * In-memory repositories with the same contracts as the SQL ones, for fast tests of
@@ -217,7 +218,7 @@ export const makeFakeRepositories = () => {
   const visibility = makeFakeVisibilityRepo({ prompts: store.prompts, maxPrompts: (accountId) => planOf(store, accountId).maxPrompts })
   const agents = makeFakeAgentsRepo(ingestion.store)
   return {
-    layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer, visibility, agents),
+    layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer, visibility, agents, makeFakeWebhooksRepo(store.brands)),
     store,
     observations,
     ingestion

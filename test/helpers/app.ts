@@ -9,6 +9,8 @@ import { appConfigTest, type AppConfigShape } from "../../src/platform/Config.js
 import { runMigrations } from "../../src/platform/Migrations.js"
 import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
 import { visibilityConfigTest, type VisibilityConfigShape } from "../../src/visibility/Visibility.js"
+import { webhooksConfigTest, type WebhooksConfigShape } from "../../src/webhooks/Config.js"
+import type { Resolver } from "../../src/webhooks/Ssrf.js"
 import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
 import { fixedClock } from "./clock.js"
 import { makeServerApp, planServers, twoServerMode } from "./servers.js"
@@ -62,6 +64,10 @@ export interface TestAppOptions {
   readonly now?: Date
   /** Server settings (e.g. rate limits, REDIS_URL); default appConfigTest's (rate limits off). */
   readonly config?: Partial<AppConfigShape>
+  /** Webhook delivery and alert settings (default: the defaults). */
+  readonly webhooks?: Partial<WebhooksConfigShape>
+  /** The SSRF guard's resolver (a fake answering chosen addresses); in process only. */
+  readonly resolver?: Layer.Layer<Resolver>
 }
 
 /**
@@ -102,7 +108,9 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
         passwords: PasswordHasherCheap,
         ingestConfig: ingestConfigTest(options.ingest),
         visibilityConfig: visibilityConfigTest(options.visibility),
-        agentsConfig: agentsConfigTest(options.agents)
+        agentsConfig: agentsConfigTest(options.agents),
+        webhooksConfig: webhooksConfigTest(options.webhooks),
+        ...(options.resolver ? { resolver: options.resolver } : {})
       })
     ),
     Layer.provide(infra),
