@@ -268,7 +268,7 @@ export const IngestionServiceLive = Layer.effect(
           Effect.onExit((exit) => {
             const result = Exit.isSuccess(exit) ? exit.value : null
             const refused = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : null
-            const signatureFailure = refused?._tag === "Some" && (refused.value === SIGNATURE_MISSING || refused.value === SIGNATURE_MISMATCH)
+            const signatureFailure = refused?._tag === "Some" && [SIGNATURE_MISSING.error, SIGNATURE_MISMATCH.error].includes(refused.value.error)
             return alerts.delivery({ accountId: input.accountId, siteId, channel: "drain", format: "ndjson", records: result?.scanned ?? 0, accepted: result?.accepted ?? 0, unparseable: result !== null && result.scanned === 0 ? 1 : 0, signatureFailure })
           })
         )
