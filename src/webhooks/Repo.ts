@@ -121,6 +121,14 @@ export interface StalledChannel {
   readonly lastReceivedAt: Date
 }
 
+export interface SpoofedSurge {
+  readonly accountId: number
+  readonly brandId: number
+  readonly slug: string
+  readonly bot: string
+  readonly spoofed: number
+}
+
 export interface MentionCounts {
   /** null: every engine together. */
   readonly engine: string | null
@@ -194,6 +202,11 @@ export interface WebhooksRepoShape {
   /** Channels with a delivery since `activeSince` and none since `quietSince`. */
   readonly stalledChannels: (activeSince: Date, quietSince: Date) => Effect.Effect<ReadonlyArray<StalledChannel>>
   readonly pruneHealth: (before: Date) => Effect.Effect<void>
+  /**
+   * Bots with at least `min` hits judged spoofed since `since`, per brand, among the brands that
+   * received deliveries since `activeSince`. Empty while crawler hits carry no verification verdict.
+   */
+  readonly spoofedSurges: (since: Date, activeSince: Date, min: number) => Effect.Effect<ReadonlyArray<SpoofedSurge>>
   /** Brand mentions over responses, per engine and overall, in [currentFrom, until) and [previousFrom, currentFrom) (UTC days). */
   readonly mentionCounts: (brandId: number, previousFrom: string, currentFrom: string, until: string) => Effect.Effect<ReadonlyArray<MentionCounts>>
   /** Owned-domain citations per (domain, engine) that started in [currentFrom, until] or stopped after [previousFrom, currentFrom). */
@@ -210,6 +223,7 @@ export const WebhooksRepoLive = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(endpointColumns)
+    let verificationKnown = false
 
     const findEndpoint: WebhooksRepoShape["findEndpoint"] = (accountId, id) =>
       sql<EndpointRow>`select ${cols} from webhook_endpoints where account_id = ${accountId} and id = ${id}::uuid`.pipe(
@@ -405,6 +419,26 @@ export const WebhooksRepoLive = Layer.effect(
           where h.hour >= date_trunc('hour', ${activeSince}::timestamptz)
           group by h.account_id, h.brand_id, b.slug, h.channel
           having max(h.last_received_at) >= ${activeSince} and max(h.last_received_at) < ${quietSince}`.pipe(Effect.orDie),
+
+      spoofedSurges: (since, activeSince, min) =>
+        Effect.gen(function*() {
+          // The verdict column comes with crawler verification; until it exists there is nothing to count.
+          if (!verificationKnown) {
+            const found = yield* sql<{ n: number }>`
+              select count(*)::int as n from information_schema.columns
+              where table_schema = current_schema() and table_name = 'crawler_hits' and column_name = 'verification'`
+            if ((found[0]?.n ?? 0) === 0) return []
+            verificationKnown = true
+          }
+          return yield* sql<SpoofedSurge>`
+            select b.account_id::int as "accountId", b.id as "brandId", b.slug, s.bot, s.spoofed
+            from brands b cross join lateral (
+              select h.bot, count(*)::int as spoofed from crawler_hits h
+              where h.brand_id = b.id and h.ts >= ${since} and h.verification = 'spoofed'
+              group by h.bot having count(*) >= ${min}
+            ) s
+            where b.id in (select brand_id from ingestion_health where hour >= date_trunc('hour', ${activeSince}::timestamptz))`
+        }).pipe(Effect.orDie),
 
       pruneHealth: (before) => sql`delete from ingestion_health where hour < ${before}`.pipe(Effect.asVoid, Effect.orDie),
 

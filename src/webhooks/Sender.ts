@@ -120,7 +120,8 @@ export const SenderLive = Layer.scopedDiscard(
 /**
  * The background alert checks: ingestion.stalled for every channel that delivered in the last 7
  * days and has been quiet for ALERT_STALL_HOURS (once per quiet spell: its key is the last
- * delivery's time), and the pruning of ingestion health past 30 days.
+ * delivery's time), crawler.spoofed_surge for a bot with ALERT_SPOOFED_MIN or more hits judged
+ * spoofed in the last hour, and the pruning of ingestion health past 30 days.
  */
 export const AlertChecksLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -136,6 +137,17 @@ export const AlertChecksLive = Layer.scopedDiscard(
           brand_slug: s.slug,
           channel: s.channel,
           last_received_at: s.lastReceivedAt.toISOString()
+        })
+      ))
+      // crawler.spoofed_surge: once per brand, bot and clock hour while the surge lasts.
+      const hour = new Date(Math.floor(at.getTime() / 3_600_000) * 3_600_000).toISOString()
+      const surges = yield* repo.spoofedSurges(new Date(at.getTime() - 3_600_000), new Date(at.getTime() - 2 * 3_600_000), config.spoofedMin)
+      yield* alerts.emit(surges.map((s) =>
+        makeEvent(s.accountId, "crawler.spoofed_surge", `${s.brandId}:${s.bot}:${hour}`, at, {
+          brand_slug: s.slug,
+          bot: s.bot,
+          spoofed_hits: s.spoofed,
+          window_hours: 1
         })
       ))
       yield* repo.pruneHealth(new Date(at.getTime() - 30 * DAY))

@@ -10,8 +10,9 @@ import {
 
 /**
  * An in-memory WebhooksRepo for the fake back end: endpoints, events once per dedup key, the
- * outbox, attempts, bots seen and ingestion health. It has no observation rollups, so the
- * visibility and citation alerts are exercised on the database back ends only.
+ * outbox, attempts, bots seen and ingestion health. It has no observation rollups and no crawler
+ * verification verdicts, so the visibility, citation and spoofed-surge alerts are exercised on the
+ * database back ends only.
  */
 export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; accountId: number; slug: string; siteId: string }>) => {
   type Mutable<T> = { -readonly [K in keyof T]: T[K] }
@@ -187,6 +188,7 @@ export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; account
       Effect.sync(() => {
         for (let i = health.length - 1; i >= 0; i--) if (health[i]!.hour < before.getTime()) health.splice(i, 1)
       }),
+    spoofedSurges: () => Effect.succeed([]),
     mentionCounts: () => Effect.succeed([]),
     citationChanges: () => Effect.succeed([])
   })

@@ -77,7 +77,7 @@ for (const backend of databaseBackends()) {
     beforeAll(async () => {
       receiver = startReceiver()
       app = await makeTestApp(backend, {
-        webhooks: { allowPrivate: true, retrySchedule: [0, 0], pollMs: 100, stallHours: 0.0005, checkEveryMs: 1_000 }
+        webhooks: { allowPrivate: true, retrySchedule: [0, 0], pollMs: 100, stallHours: 0.0005, checkEveryMs: 1_000, spoofedMin: 3 }
       })
       cookie = await signup(app, `hooks-${backend}@example.test`)
       other = await signup(app, `other-${backend}@example.test`)
@@ -354,6 +354,23 @@ for (const backend of databaseBackends()) {
       const stalled = to("/stalled").map((r) => JSON.parse(r.body).data as { channel: string; brand_slug: string })
       expect(stalled.map((s) => s.channel).sort()).toEqual(["drain", "edge_worker"])
       expect(stalled.every((s) => s.brand_slug === t.brandSlug)).toBe(true)
+    }, 40_000)
+
+    it("crawler.spoofed_surge: a bot's spoofed hits in the last hour reaching ALERT_SPOOFED_MIN (here 3), once", async () => {
+      // The verdict column belongs to crawler verification; created here when that has not landed.
+      await query(app, "alter table crawler_hits add column if not exists verification text")
+      const t = await tenant(app, "starter")
+      await create("/spoofed", ["crawler.spoofed_surge"], t.cookie)
+      const records = Array.from({ length: 4 }, (_, i) => ({ ua: UA.gptbot, path: `/s/${i}` }))
+      expect((await postBatch(app, t.key, { site_id: t.siteId, records })).status).toBe(200)
+      await query(app, "update crawler_hits set verification = 'spoofed' where brand_id = (select id from brands where site_id = $1::uuid) and path <> '/s/0'", [t.siteId])
+      const sent = await waitFor("crawler.spoofed_surge", () => to("/spoofed")[0], 20_000)
+      expect(JSON.parse(sent.body)).toMatchObject({
+        type: "crawler.spoofed_surge",
+        data: { brand_slug: t.brandSlug, bot: "GPTBot", spoofed_hits: 3, window_hours: 1 }
+      })
+      await Bun.sleep(2_500)
+      expect(to("/spoofed")).toHaveLength(1)
     }, 40_000)
 
     it("each delivery goes out once (across server processes in the two-process mode)", async () => {
