@@ -260,7 +260,12 @@ export const ObservationsLive = Layer.effect(
         (inserted, chunk) => Effect.map(repo.insert(chunk), (result) => inserted + result.inserted)
       ).pipe(
         // visibility.changed, citation.gained/lost after a scan or an import (docs/webhooks.md).
-        Effect.tap((inserted) => inserted > 0 ? alerts.observationsStored({ accountId: target.brand.accountId, brandId: target.brand.id, slug: target.brand.slug }) : Effect.void)
+        // Not for the demo workspace's generated history.
+        Effect.tap((inserted) =>
+          inserted > 0 && rows.some((row) => row.origin !== "demo")
+            ? alerts.observationsStored({ accountId: target.brand.accountId, brandId: target.brand.id, slug: target.brand.slug })
+            : Effect.void
+        )
       )
 
     const record: ObservationsShape["record"] = (target, observations, origin) =>
