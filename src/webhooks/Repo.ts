@@ -202,6 +202,8 @@ export interface WebhooksRepoShape {
   /** Channels with a delivery since `activeSince` and none since `quietSince`. */
   readonly stalledChannels: (activeSince: Date, quietSince: Date) => Effect.Effect<ReadonlyArray<StalledChannel>>
   readonly pruneHealth: (before: Date) => Effect.Effect<void>
+  /** Deletes events (with their deliveries and attempts) created before `before` that have nothing pending. */
+  readonly pruneEvents: (before: Date) => Effect.Effect<void>
   /**
    * Bots with at least `min` hits judged spoofed since `since`, per brand, among the brands that
    * received deliveries since `activeSince`. Empty while crawler hits carry no verification verdict.
@@ -439,6 +441,14 @@ export const WebhooksRepoLive = Layer.effect(
             ) s
             where b.id in (select brand_id from ingestion_health where hour >= date_trunc('hour', ${activeSince}::timestamptz))`
         }).pipe(Effect.orDie),
+
+      pruneEvents: (before) =>
+        sql`
+          delete from webhook_events e where e.created_at < ${before}
+            and not exists (select 1 from webhook_deliveries d where d.event_id = e.id and d.status = 'pending')`.pipe(
+          Effect.asVoid,
+          Effect.orDie
+        ),
 
       pruneHealth: (before) => sql`delete from ingestion_health where hour < ${before}`.pipe(Effect.asVoid, Effect.orDie),
 

@@ -121,7 +121,8 @@ export const SenderLive = Layer.scopedDiscard(
  * The background alert checks: ingestion.stalled for every channel that delivered in the last 7
  * days and has been quiet for ALERT_STALL_HOURS (once per quiet spell: its key is the last
  * delivery's time), crawler.spoofed_surge for a bot with ALERT_SPOOFED_MIN or more hits judged
- * spoofed in the last hour, and the pruning of ingestion health past 30 days.
+ * spoofed in the last hour, and the pruning of ingestion health past 30 days and of events (with
+ * their deliveries) past 90 days.
  */
 export const AlertChecksLive = Layer.scopedDiscard(
   Effect.gen(function*() {
@@ -151,6 +152,8 @@ export const AlertChecksLive = Layer.scopedDiscard(
         })
       ))
       yield* repo.pruneHealth(new Date(at.getTime() - 30 * DAY))
+      // 90 days outlive every dedup key's window (a month, 35 days of citations), so no event comes back.
+      yield* repo.pruneEvents(new Date(at.getTime() - 90 * DAY))
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("alert checks failed", cause)))
 
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(config.checkEveryMs)), check)))

@@ -189,6 +189,15 @@ export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; account
         for (let i = health.length - 1; i >= 0; i--) if (health[i]!.hour < before.getTime()) health.splice(i, 1)
       }),
     spoofedSurges: () => Effect.succeed([]),
+    pruneEvents: (before) =>
+      Effect.sync(() => {
+        for (let i = events.length - 1; i >= 0; i--) {
+          const event = events[i]!
+          if (event.createdAt >= before || deliveries.some((d) => d.eventId === event.id && d.status === "pending")) continue
+          events.splice(i, 1)
+          for (let j = deliveries.length - 1; j >= 0; j--) if (deliveries[j]!.eventId === event.id) deliveries.splice(j, 1)
+        }
+      }),
     mentionCounts: () => Effect.succeed([]),
     citationChanges: () => Effect.succeed([])
   })
