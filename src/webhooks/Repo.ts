@@ -197,6 +197,8 @@ export interface WebhooksRepoShape {
   /** Due deliveries of enabled endpoints, each leased to this caller until `leaseUntil`. */
   readonly claimDue: (at: Date, leaseUntil: Date, limit: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
   readonly finishAttempt: (outcome: AttemptOutcome) => Effect.Effect<void>
+  /** Gives a claimed delivery back at once (its attempt was cut short by a shutdown). */
+  readonly release: (deliveryId: string) => Effect.Effect<void>
   readonly recordHealth: (delivery: HealthDelivery) => Effect.Effect<void>
   readonly health: (accountId: number, brandId: number, since: Date) => Effect.Effect<ReadonlyArray<ChannelHealthRow>>
   /** Channels with a delivery since `activeSince` and none since `quietSince`. */
@@ -387,6 +389,9 @@ export const WebhooksRepoLive = Layer.effect(
               where id = ${o.endpointId}::uuid`
           }
         }).pipe(sql.withTransaction, Effect.orDie),
+
+      release: (deliveryId) =>
+        sql`update webhook_deliveries set claimed_until = null where id = ${deliveryId}::uuid`.pipe(Effect.asVoid, Effect.orDie),
 
       recordHealth: (h) =>
         sql`

@@ -72,11 +72,13 @@ export const SenderLive = Layer.scopedDiscard(
         )
       })
 
+    // An attempt cut short by a shutdown gives its row back at once; once it has an answer, its
+    // recording is not interrupted.
     const send = (delivery: ClaimedDelivery) =>
-      Effect.gen(function*() {
+      Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
         const at = yield* now
         const started = Date.now()
-        const result = yield* post(delivery, at)
+        const result = yield* restore(post(delivery, at)).pipe(Effect.onInterrupt(() => repo.release(delivery.id)))
         const attempt = delivery.attempts + 1
         const delivered = result.error === null
         const wait = config.retrySchedule[attempt - 1]
@@ -94,7 +96,7 @@ export const SenderLive = Layer.scopedDiscard(
           nextAttemptAt: status === "pending" ? new Date(finishedAt.getTime() + jittered(wait!)) : null,
           disableIfFailingSince: new Date(at.getTime() - config.disableAfterMs)
         })
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`webhook delivery ${delivery.id} not recorded`, cause)))
+      })).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`webhook delivery ${delivery.id} not recorded`, cause)))
 
     /** One round: claim what is due and send it; true when more may be waiting. */
     const round = Effect.gen(function*() {

@@ -96,8 +96,8 @@ const NO_DELIVERY = notFound("delivery not found")
 const MAX_DESCRIPTION = 500
 const LIST_LIMIT = 100
 const ROTATION_OVERLAP_MS = 24 * 3_600_000
-/** Spool files read to count an account's pending deliveries (the spool is empty but during an outage). */
-const SPOOL_SCAN_LIMIT = 1_000
+/** Spool files read (one at a time) to count an account's pending deliveries: the spool is empty but during an outage. */
+const SPOOL_SCAN_LIMIT = 200
 
 const view = (row: EndpointRow): EndpointView => ({
   id: row.id,

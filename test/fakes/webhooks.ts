@@ -140,6 +140,11 @@ export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; account
           }
         }
       }),
+    release: (deliveryId) =>
+      Effect.sync(() => {
+        const d = deliveries.find((x) => x.id === deliveryId)
+        if (d !== undefined) d.claimedUntil = null
+      }),
     recordHealth: (h) =>
       Effect.sync(() => {
         const brand = brands.find((b) => b.accountId === h.accountId && b.siteId === h.siteId)

@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { createHmac } from "node:crypto"
 import { monthStart } from "../../src/accounts/Plans.js"
 import { Resolver, UnresolvableHost } from "../../src/webhooks/Ssrf.js"
-import { createBrand, databaseBackends, json, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+import { createBrand, databaseBackends, json, makeTestApp, serverSchemaUrl, signup, type TestApp } from "../helpers/app.js"
 import { drainUrl, ndjson, postBatch, postDrain, query, requestRecord, setPlan, tenant, UA } from "../ingestion/fixtures.js"
 
 /**
@@ -496,3 +496,46 @@ for (const backend of databaseBackends()) {
     })
   })
 }
+
+describe.skipIf(!process.env.TEST_DATABASE_URL)("webhook deliveries survive a restart (postgres)", () => {
+  it("a delivery pending when the server stops is sent by the next one, with the same webhook-id", async () => {
+    const receiver = startReceiver()
+    const url = await serverSchemaUrl(process.env.TEST_DATABASE_URL!)
+    const options = { serverUrl: url, webhooks: { allowPrivate: true, retrySchedule: [2, 2], pollMs: 100 } }
+    const first = await makeTestApp("postgres", options)
+    let firstRunning = true
+    let second: TestApp | undefined
+    try {
+      const cookie = await signup(first, "restart@example.test")
+      const created = (await json(await first.fetch("/api/v1/me/webhooks", {
+        method: "POST",
+        headers: { cookie, "content-type": "application/json" },
+        body: JSON.stringify({ url: `${receiver.base}/flaky/1`, events: ["crawler.new_bot"] })
+      }))) as { id: string }
+      await first.fetch(`/api/v1/me/webhooks/${created.id}/test`, { method: "POST", headers: { cookie } })
+      // The first attempt fails (503); the server stops before the retry is due.
+      await waitFor("the first attempt, recorded", async () => {
+        const list = (await json(await first.fetch(`/api/v1/me/webhooks/${created.id}/deliveries`, { headers: { cookie } }))) as {
+          deliveries: Array<{ status: string; attempts: number }>
+        }
+        return list.deliveries[0]?.attempts === 1 ? true : undefined
+      })
+      expect(receiver.received).toHaveLength(1)
+      await first.dispose()
+      firstRunning = false
+      second = await makeTestApp("postgres", options)
+      // The in-process app builds its services (the sender among them) on its first request.
+      expect((await second.fetch("/healthz")).status).toBe(200)
+      await waitFor("the retry", () => (receiver.received.length >= 2 ? true : undefined))
+      expect(receiver.received[1]!.id).toBe(receiver.received[0]!.id)
+      const list = (await json(await second.fetch(`/api/v1/me/webhooks/${created.id}/deliveries`, { headers: { cookie } }))) as {
+        deliveries: Array<{ status: string; attempts: number }>
+      }
+      expect(list.deliveries[0]).toMatchObject({ status: "delivered", attempts: 2 })
+    } finally {
+      if (firstRunning) await first.dispose()
+      await second?.dispose()
+      receiver.stop()
+    }
+  }, 120_000)
+})
