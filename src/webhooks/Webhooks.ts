@@ -160,7 +160,7 @@ export const WebhooksLive = Layer.effect(
     const checkUrl = (url: string) =>
       checkWebhookUrl(url, config.allowPrivate).pipe(
         Effect.provideService(Resolver, resolver),
-        Effect.flatMap((check) => (check._tag === "Refused" ? Effect.fail(badRequest(`invalid url: ${check.reason}`)) : Effect.succeed(check.url.toString())))
+        Effect.flatMap((check) => (check._tag === "Refused" ? Effect.fail(badRequest(`invalid url: ${check.reason}`)) : Effect.succeed(url.trim())))
       )
 
     const endpoint = (accountId: number, id: string) =>

@@ -116,6 +116,7 @@ for (const backend of databaseBackends()) {
       expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/)
       expect(Buffer.from(created.secret.slice(6), "base64").length).toBe(32)
       expect(created.enabled).toBe(true)
+      expect(created.url).toBe(`${receiver.base}/created`)
       const list = (await json(await call("/api/v1/me/webhooks"))) as { webhooks: Array<Record<string, unknown>>; count: number }
       expect(list.count).toBe(list.webhooks.length)
       const listed = list.webhooks.find((w) => w.id === created.id)!
