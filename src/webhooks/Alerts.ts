@@ -1,7 +1,7 @@
-import { Context, Effect, Layer, Queue } from "effect"
+import { Context, Duration, Effect, Layer, Queue } from "effect"
 import { newcombe, roundInterval } from "../platform/Statistics.js"
 import { now } from "../platform/Time.js"
-import { type NewBotCandidate, type NewEvent, WebhooksRepo } from "./Repo.js"
+import { type HealthDelivery, type NewBotCandidate, type NewEvent, WebhooksRepo } from "./Repo.js"
 import { newEventId } from "./Signing.js"
 
 /**
@@ -58,8 +58,13 @@ export interface AlertsShape {
     readonly hits: ReadonlyArray<StoredHit>
     readonly stored: number
   }) => Effect.Effect<void>
-  /** Every ingestion delivery, refused ones included, for GET /me/brands/{slug}/ingestion. */
+  /**
+   * Every ingestion delivery, refused ones included, for GET /me/brands/{slug}/ingestion: summed in
+   * memory per brand, channel and hour, written once a second (one statement per row, not per delivery).
+   */
   readonly delivery: (input: IngestionDelivery) => Effect.Effect<void>
+  /** Writes the sums not written yet. */
+  readonly flushHealth: Effect.Effect<void>
   /** After a scan or an import stored observations: visibility.changed, citation.gained, citation.lost. */
   readonly observationsStored: (input: { readonly accountId: number; readonly brandId: number; readonly slug: string }) => Effect.Effect<void>
   /** Stores events (once per dedup key) and wakes this process's sender. */
@@ -99,7 +104,11 @@ const knownSet = (max: number) => {
   }
 }
 
-export const AlertsLive = Layer.effect(
+/** Ingestion health sums are written this often; at most this many rows wait (then they are written at once). */
+const HEALTH_FLUSH = Duration.seconds(1)
+const HEALTH_MAX_PENDING = 10_000
+
+export const AlertsLive = Layer.scoped(
   Alerts,
   Effect.gen(function*() {
     const repo = yield* WebhooksRepo
@@ -171,20 +180,39 @@ export const AlertsLive = Layer.effect(
         yield* quota(input.accountId, input.month, input.used, input.cap)
       }).pipe(safely("crawler hits"))
 
+    let pendingHealth = new Map<string, HealthDelivery>()
+
+    const flushHealth: AlertsShape["flushHealth"] = Effect.suspend(() => {
+      const rows = [...pendingHealth.values()]
+      pendingHealth = new Map()
+      return Effect.forEach(rows, repo.recordHealth, { discard: true })
+    }).pipe(safely("ingestion health"))
+
     const delivery: AlertsShape["delivery"] = (input) =>
-      Effect.flatMap(now, (at) =>
-        repo.recordHealth({
+      Effect.flatMap(now, (at) => {
+        const hour = Math.floor(at.getTime() / 3_600_000)
+        const key = `${input.accountId}|${input.siteId}|${input.channel}|${hour}`
+        const skipped = Math.max(0, input.records - input.accepted - input.unparseable)
+        const known = pendingHealth.get(key)
+        pendingHealth.set(key, {
           accountId: input.accountId,
           siteId: input.siteId,
           channel: input.channel,
           format: input.format,
-          at,
-          records: input.records,
-          accepted: input.accepted,
-          unparseable: input.unparseable,
-          skipped: Math.max(0, input.records - input.accepted - input.unparseable),
-          signatureFailures: input.signatureFailure ? 1 : 0
-        })).pipe(safely("ingestion health"))
+          at: known !== undefined && known.at > at ? known.at : at,
+          deliveries: (known?.deliveries ?? 0) + 1,
+          records: (known?.records ?? 0) + input.records,
+          accepted: (known?.accepted ?? 0) + input.accepted,
+          unparseable: (known?.unparseable ?? 0) + input.unparseable,
+          skipped: (known?.skipped ?? 0) + skipped,
+          signatureFailures: (known?.signatureFailures ?? 0) + (input.signatureFailure ? 1 : 0)
+        })
+        return pendingHealth.size >= HEALTH_MAX_PENDING ? flushHealth : Effect.void
+      })
+
+    // Written once a second, and what is left when the services stop.
+    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(HEALTH_FLUSH), flushHealth)))
+    yield* Effect.addFinalizer(() => flushHealth)
 
     const observationsStored: AlertsShape["observationsStored"] = ({ accountId, brandId, slug }) =>
       Effect.gen(function*() {
@@ -218,6 +246,6 @@ export const AlertsLive = Layer.effect(
         yield* emit(events)
       }).pipe(safely("observations"))
 
-    return { hitsStored, delivery, observationsStored, emit, wakeups, wake }
+    return { hitsStored, delivery, flushHealth, observationsStored, emit, wakeups, wake }
   })
 )

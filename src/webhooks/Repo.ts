@@ -93,7 +93,10 @@ export interface HealthDelivery {
   readonly siteId: string
   readonly channel: string
   readonly format: string
+  /** The latest delivery's time (the hour row is the one of this time). */
   readonly at: Date
+  /** Deliveries summed in this row. */
+  readonly deliveries: number
   readonly records: number
   readonly accepted: number
   readonly skipped: number
@@ -397,11 +400,11 @@ export const WebhooksRepoLive = Layer.effect(
         sql`
           insert into ingestion_health (account_id, brand_id, channel, hour, format, deliveries, records, accepted, skipped,
                                         unparseable, signature_failures, last_received_at)
-          select b.account_id, b.id, ${h.channel}, date_trunc('hour', ${h.at}::timestamptz), ${h.format}, 1, ${h.records},
+          select b.account_id, b.id, ${h.channel}, date_trunc('hour', ${h.at}::timestamptz), ${h.format}, ${h.deliveries}, ${h.records},
                  ${h.accepted}, ${h.skipped}, ${h.unparseable}, ${h.signatureFailures}, ${h.at}
           from brands b where b.account_id = ${h.accountId} and b.site_id::text = ${h.siteId}
           on conflict (brand_id, channel, hour) do update set
-            format = excluded.format, deliveries = ingestion_health.deliveries + 1,
+            format = excluded.format, deliveries = ingestion_health.deliveries + excluded.deliveries,
             records = ingestion_health.records + excluded.records, accepted = ingestion_health.accepted + excluded.accepted,
             skipped = ingestion_health.skipped + excluded.skipped, unparseable = ingestion_health.unparseable + excluded.unparseable,
             signature_failures = ingestion_health.signature_failures + excluded.signature_failures,

@@ -248,6 +248,8 @@ export const WebhooksLive = Layer.effect(
       ingestion: (user, slug) =>
         Effect.gen(function*() {
           const brand = yield* brands.row(user.accountId, slug)
+          // This process's latest deliveries first (another process writes its own within a second).
+          yield* alerts.flushHealth
           const at = yield* now
           const rows = yield* repo.health(user.accountId, brand.id, new Date(at.getTime() - 24 * 3_600_000))
           const me = yield* accounts.me(user).pipe(Effect.catchTag("Unauthorized", () => Effect.fail(notFound("account not found"))))

@@ -157,7 +157,7 @@ export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; account
           health.push(row)
         }
         Object.assign(row, {
-          format: h.format, deliveries: row.deliveries + 1, records: row.records + h.records, accepted: row.accepted + h.accepted,
+          format: h.format, deliveries: row.deliveries + h.deliveries, records: row.records + h.records, accepted: row.accepted + h.accepted,
           skipped: row.skipped + h.skipped, unparseable: row.unparseable + h.unparseable,
           signatureFailures: row.signatureFailures + h.signatureFailures,
           lastReceivedAt: row.lastReceivedAt > h.at ? row.lastReceivedAt : h.at

@@ -338,9 +338,14 @@ for (const backend of databaseBackends()) {
         records: [{ ua: UA.gptbot, path: "/x" }, { ua: "Mozilla/5.0 (Windows NT 10.0)", path: "/y" }, { nope: true }]
       })
       expect(batch.status).toBe(200)
-      const health = await call(`/api/v1/me/brands/${t.brandSlug}/ingestion`, "GET", undefined, t.cookie)
-      expect(health.status).toBe(200)
-      const h = (await json(health)) as { channels: Array<Record<string, unknown>>; spool_pending: number; monthly_used: number; monthly_cap: number }
+      type Health = { channels: Array<Record<string, unknown>>; spool_pending: number; monthly_used: number; monthly_cap: number }
+      // Each process writes its sums within a second (in two-process mode the deliveries went to both).
+      const h = await waitFor("both channels", async () => {
+        const health = await call(`/api/v1/me/brands/${t.brandSlug}/ingestion`, "GET", undefined, t.cookie)
+        expect(health.status).toBe(200)
+        const body = (await json(health)) as Health
+        return body.channels.length === 2 ? body : undefined
+      })
       expect(h).toMatchObject({ spool_pending: 0, monthly_used: 1, monthly_cap: 1_000_000 })
       const drain = h.channels.find((c) => c.channel === "drain")!
       expect(drain).toMatchObject({ deliveries_24h: 1, accepted_24h: 0, signature_failures_24h: 1 })
