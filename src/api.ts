@@ -6,6 +6,7 @@ import { IngestionGroup } from "./ingestion/Api.js"
 import { SystemGroup } from "./platform/SystemApi.js"
 import { CitationsGroup, IndustryGroup, VisibilityGroup } from "./visibility/Api.js"
 import { ObservationsGroup } from "./visibility/ObservationsApi.js"
+import { WebhooksGroup } from "./webhooks/Api.js"
 
 export const API_VERSION = "2026.05.23"
 
@@ -35,6 +36,7 @@ export class DashboardApi extends HttpApi.make("dashboard")
   .add(MeGroup)
   .add(DashboardBrandsGroup)
   .add(ObservationsGroup)
+  .add(WebhooksGroup)
   .prefix("/api/v1")
 {}
 

@@ -45,6 +45,13 @@ import { VisibilityRepo, VisibilityRepoLive } from "./visibility/VisibilityRepo.
 import { VerificationRepo, VerificationRepoLive } from "./verification/Repo.js"
 import { Resolver, ResolverLive } from "./verification/Resolver.js"
 import { Verification, VerificationConfig, VerificationConfigLive, VerificationLive } from "./verification/Verification.js"
+import { Alerts, AlertsLive } from "./webhooks/Alerts.js"
+import { WebhooksConfig, WebhooksConfigLive } from "./webhooks/Config.js"
+import { WebhooksHttpLive } from "./webhooks/Http.js"
+import { WebhooksRepo, WebhooksRepoLive } from "./webhooks/Repo.js"
+import { AlertChecksLive, SenderLive } from "./webhooks/Sender.js"
+import { AddressResolver, AddressResolverLive } from "./webhooks/Ssrf.js"
+import { Webhooks, WebhooksLive } from "./webhooks/Webhooks.js"
 
 /**
  * The whole wiring, in one place. Infrastructure (config, database) comes from outside,
@@ -53,7 +60,7 @@ import { Verification, VerificationConfig, VerificationConfigLive, VerificationL
 
 /** One repository per aggregate; Live ones talk SQL, tests may pass in-memory fakes instead. */
 export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo | ObservationsRepo | HitsRepo | Quota | VisibilityRepo
-  | AgentsRepo | VerificationRepo
+  | AgentsRepo | VerificationRepo | WebhooksRepo
 export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
   AccountsRepoLive,
   ApiKeysRepoLive,
@@ -63,11 +70,13 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
   HitsRepoLive,
   QuotaLive,
   AgentsRepoLive,
-  VerificationRepoLive
+  VerificationRepoLive,
+  WebhooksRepoLive
 )
 
 export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
   | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | Verification | VerificationConfig | Resolver
+  | Alerts | Webhooks | WebhooksConfig | AddressResolver
 export type Infrastructure = AppConfig | Database
 
 /** Domain services over the repositories. */
@@ -83,8 +92,13 @@ export const makeServices = <E, R>(options: {
   /** Verified agents: DNS and its limits; default the system resolver and the environment (docs/verification.md). */
   readonly resolver?: Layer.Layer<Resolver>
   readonly verificationConfig?: Layer.Layer<VerificationConfig>
+  /** Webhook delivery and alert settings; default from the environment (WebhooksConfigLive). */
+  readonly webhooksConfig?: Layer.Layer<WebhooksConfig>
+  /** The webhook SSRF guard's name resolution; default the system's (tests pass a fake). */
+  readonly addressResolver?: Layer.Layer<AddressResolver>
 }) => {
-  const base = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive)
+  // Alerts (docs/webhooks.md) are computed where ingestion and observations store their facts.
+  const base = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive, AlertsLive)
   // Observations (answer observations in) builds on Brands and the Analysis service.
   const core = ObservationsLive.pipe(
     Layer.provideMerge(Layer.mergeAll(AccountsLive, ApiKeysLive, BrandsLive, AnalysisLive)),
@@ -109,13 +123,19 @@ export const makeServices = <E, R>(options: {
     Layer.provide(core),
     Layer.provide(verification)
   )
-  return ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(
+  const services = ingestionServices(options.ingestConfig ?? IngestConfigLive).pipe(
     Layer.provideMerge(verification),
     Layer.provideMerge(core),
     Layer.provideMerge(visibility),
     Layer.provideMerge(agents),
     // Rate limits (in process, or Redis with REDIS_URL) and the in-flight count of graceful shutdown (issue 9).
     Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive))
+  )
+  // Webhook endpoints, the background sender and the alert checks (docs/webhooks.md).
+  return Layer.mergeAll(SenderLive, AlertChecksLive).pipe(
+    Layer.provideMerge(WebhooksLive),
+    Layer.provideMerge(Layer.mergeAll(options.webhooksConfig ?? WebhooksConfigLive, options.addressResolver ?? AddressResolverLive)),
+    Layer.provideMerge(services)
   )
 }
 
@@ -144,7 +164,8 @@ export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
     MeHttpLive,
     DashboardBrandsHttpLive,
     ObservationsHttpLive,
-    SystemHttpLive
+    SystemHttpLive,
+    WebhooksHttpLive
   ]),
   Layer.provide([BearerAuthLive, SessionAuthLive])
 )

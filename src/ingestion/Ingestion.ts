@@ -19,6 +19,7 @@ import {
 } from "../platform/HttpErrors.js"
 import { metrics } from "../platform/Metrics.js"
 import { now } from "../platform/Time.js"
+import { Alerts } from "../webhooks/Alerts.js"
 import { MAX_BATCH_RECORDS } from "./Api.js"
 import { IngestConfig } from "./Config.js"
 import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
@@ -148,6 +149,7 @@ export const IngestionServiceLive = Layer.effect(
     const config = yield* IngestConfig
     const brandsRepo = yield* BrandsRepo
     const verification = yield* Verification
+    const alerts = yield* Alerts
 
     /** What the drain reports while the database is unreachable: the last figures it gave this account. */
     const lastKnown = new Map<number, { used: number; cap: number }>()
@@ -210,6 +212,8 @@ export const IngestionServiceLive = Layer.effect(
         }
         const outcome = yield* quota.withinCap(accountId, month, cap, input.hits.length, (room) => hitsRepo.store({ ...rows, limit: room }))
         lastKnown.set(accountId, { used: outcome.used, cap })
+        // crawler.new_bot and ingestion.quota (docs/webhooks.md).
+        yield* alerts.hitsStored({ accountId, brandId: brand.id, month, used: outcome.used, cap, hits: input.hits.slice(0, outcome.room), stored: outcome.stored })
         if (outcome.room === 0) {
           return yield* Effect.fail(new QuotaExceeded({ error: CAP_REACHED, monthly_used: outcome.used, monthly_cap: cap }))
         }
@@ -280,12 +284,20 @@ export const IngestionServiceLive = Layer.effect(
             defect instanceof SqlError && delivery.body !== null
               ? spoolInstead({ ...delivery, body: delivery.body }, defect)
               : Effect.die(defect)
-          )
+          ),
+          // Ingestion health (docs/webhooks.md), refused deliveries included.
+          Effect.onExit((exit) => {
+            const result = Exit.isSuccess(exit) ? exit.value : null
+            const refused = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : null
+            const signatureFailure = refused?._tag === "Some" && [SIGNATURE_MISSING.error, SIGNATURE_MISMATCH.error].includes(refused.value.error)
+            return alerts.delivery({ accountId: input.accountId, siteId, channel: "drain", format: "ndjson", records: result?.scanned ?? 0, accepted: result?.accepted ?? 0, unparseable: result !== null && result.scanned === 0 ? 1 : 0, signatureFailure })
+          })
         )
       })
 
-    const batch: IngestionShape["batch"] = (accountId, input) =>
-      Effect.gen(function*() {
+    const batch: IngestionShape["batch"] = (accountId, input) => {
+      let invalid = 0
+      return Effect.gen(function*() {
         if (input.records.length > MAX_BATCH_RECORDS) return yield* Effect.fail(TOO_MANY)
         const channel = input.channel === undefined || input.channel.trim() === "" ? "api" : input.channel.trim()
         if (!isBatchChannel(channel)) return yield* Effect.fail(BAD_CHANNEL)
@@ -298,9 +310,11 @@ export const IngestionServiceLive = Layer.effect(
           const request = fromBatchRecord(record, receivedAt)
           if (request !== null) requests.push(request)
         }
+        invalid = input.records.length - requests.length
         const { hits, referrals } = split(requests, crypto.randomUUID())
         return yield* store({ brand, plan, channel, receivedAt, hits, referrals })
-      })
+      }).pipe(Effect.onExit((exit) => alerts.delivery({ accountId, siteId: input.site_id.trim(), channel: isBatchChannel(input.channel?.trim() ?? "") ? input.channel!.trim() : "api", format: "json", records: input.records.length, accepted: Exit.isSuccess(exit) ? exit.value.accepted : 0, unparseable: invalid, signatureFailure: false })))
+    }
 
     const replay: IngestionShape["replay"] = (delivery) =>
       processDrain(delivery).pipe(
@@ -337,6 +351,7 @@ export const IngestionServiceLive = Layer.effect(
         }
         const plan = yield* accounts.planOf(brand.accountId)
         const result = yield* store({ brand, plan, channel: "tag", receivedAt, hits: [hit], referrals: [] })
+        yield* alerts.delivery({ accountId: brand.accountId, siteId: input.siteId, channel: "tag", format: "beacon", records: 1, accepted: result.accepted, unparseable: 0, signatureFailure: false })
         return result.accepted
       })
 

@@ -4,6 +4,7 @@ import type { BrandRow } from "../brands/Repo.js"
 import { badRequest, PayloadTooLarge, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
 import { ENGINE_SLUGS } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
+import { Alerts } from "../webhooks/Alerts.js"
 import { Analysis, type Analyzer, type RawAnswer } from "./Analysis.js"
 import {
   observationKey,
@@ -257,6 +258,7 @@ export const ObservationsLive = Layer.effect(
     const repo = yield* ObservationsRepo
     const brands = yield* Brands
     const analysis = yield* Analysis
+    const alerts = yield* Alerts
 
     const target: ObservationsShape["target"] = (accountId, slug) =>
       Effect.gen(function*() {
@@ -274,6 +276,14 @@ export const ObservationsLive = Layer.effect(
         chunks(rows, CHUNK),
         0,
         (inserted, chunk) => Effect.map(repo.insert(chunk), (result) => inserted + result.inserted)
+      ).pipe(
+        // visibility.changed, citation.gained/lost after a scan or an import (docs/webhooks.md).
+        // Not for the demo workspace's generated history.
+        Effect.tap((inserted) =>
+          inserted > 0 && rows.some((row) => row.origin !== "demo")
+            ? alerts.observationsStored({ accountId: target.brand.accountId, brandId: target.brand.id, slug: target.brand.slug })
+            : Effect.void
+        )
       )
 
     const record: ObservationsShape["record"] = (target, observations, origin) =>

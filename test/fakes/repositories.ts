@@ -9,6 +9,7 @@ import { makeFakeIngestionRepos } from "./ingestion.js"
 import { makeFakeVerificationRepo } from "./verification.js"
 import { makeFakeObservationsRepo } from "./observations.js"
 import { makeFakeVisibilityRepo } from "./visibility.js"
+import { makeFakeWebhooksRepo } from "./webhooks.js"
 
 /**
  * In-memory repositories with the same contracts as the SQL ones, for fast tests of
@@ -219,7 +220,7 @@ export const makeFakeRepositories = () => {
   const agents = makeFakeAgentsRepo(ingestion.store)
   return {
     layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer, visibility, agents,
-      makeFakeVerificationRepo(ingestion.store)),
+      makeFakeVerificationRepo(ingestion.store), makeFakeWebhooksRepo(store.brands)),
     store,
     observations,
     ingestion

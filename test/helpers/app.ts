@@ -9,6 +9,8 @@ import { appConfigTest, type AppConfigShape } from "../../src/platform/Config.js
 import { runMigrations } from "../../src/platform/Migrations.js"
 import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
 import { visibilityConfigTest, type VisibilityConfigShape } from "../../src/visibility/Visibility.js"
+import { webhooksConfigTest, type WebhooksConfigShape } from "../../src/webhooks/Config.js"
+import type { AddressResolver } from "../../src/webhooks/Ssrf.js"
 import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
 import { Resolver, resolverFake, type ResolverShape } from "../../src/verification/Resolver.js"
 import { verificationConfigTest, type VerificationConfigShape } from "../../src/verification/Verification.js"
@@ -67,6 +69,10 @@ export interface TestAppOptions {
   /** Verified agents: the DNS resolver (default: one knowing no name) and the limits (default: the defaults). */
   readonly resolver?: ResolverShape
   readonly verification?: Partial<VerificationConfigShape>
+  /** Webhook delivery and alert settings (default: the defaults). */
+  readonly webhooks?: Partial<WebhooksConfigShape>
+  /** The SSRF guard's resolver (a fake answering chosen addresses); in process only. */
+  readonly addressResolver?: Layer.Layer<AddressResolver>
 }
 
 /**
@@ -109,7 +115,9 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
         visibilityConfig: visibilityConfigTest(options.visibility),
         agentsConfig: agentsConfigTest(options.agents),
         resolver: Layer.succeed(Resolver, options.resolver ?? resolverFake({ ptr: {}, addresses: {} })),
-        verificationConfig: verificationConfigTest(options.verification)
+        verificationConfig: verificationConfigTest(options.verification),
+        webhooksConfig: webhooksConfigTest(options.webhooks),
+        ...(options.addressResolver ? { addressResolver: options.addressResolver } : {})
       })
     ),
     Layer.provide(infra),

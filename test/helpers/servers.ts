@@ -22,7 +22,9 @@ const APP_VARIABLES = [
   "INGEST_MAX_BODY_BYTES", "INGEST_MAX_INFLATED_BYTES", "SPOOL_DIR", "SPOOL_RETRY_MIN_MS", "SPOOL_RETRY_MAX_MS", "SPOOL_POLL_MS",
   "RAW_HIT_RETENTION_DAYS", "ROLLUP_RETENTION_DAYS", "RETENTION_SWEEP_MINUTES", "PUBLIC_URL", "FANOUT_GROUP_CAP",
   "SCANNER_ENABLED", "SCANNER_INTERVAL_SECONDS", "SCANNER_CONCURRENCY", "SCANNER_BRANDS_PER_TICK", "ENGINE_TIMEOUT_SECONDS",
-  "ENGINE_RETRIES", "ENGINE_RETRY_BASE_MS", "DEMO", "DEMO_DAYS", "TEST_FIXED_NOW"
+  "ENGINE_RETRIES", "ENGINE_RETRY_BASE_MS", "DEMO", "DEMO_DAYS", "TEST_FIXED_NOW",
+  "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "ALERT_SPOOFED_MIN",
+  "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS"
 ]
 
 /** The test process's environment without anything that configures the app (ENGINE_* included). */
@@ -51,7 +53,7 @@ const inProcess = (why: string): ServerPlan => ({ _tag: "inProcess", why })
 export const planServers = (url: string, options: TestAppOptions): ServerPlan => {
   // Options that cannot cross a process boundary.
   if (options.wrapSql !== undefined) return inProcess("wrapSql: the SqlClient wrapper (e.g. an injected outage) lives in the test process")
-  const known = new Set(["serverUrl", "wrapSql", "ingest", "visibility", "agents", "now", "config"])
+  const known = new Set(["serverUrl", "wrapSql", "ingest", "visibility", "agents", "now", "config", "webhooks"])
   const unknown = Object.keys(options).filter((key) => !known.has(key))
   if (unknown.length > 0) return inProcess(`option(s) without an environment equivalent: ${unknown.join(", ")}`)
 
@@ -126,6 +128,25 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
   }
 
   if (options.visibility?.fanoutGroupCap !== undefined) env.FANOUT_GROUP_CAP = String(options.visibility.fanoutGroupCap)
+
+  // Webhooks (src/webhooks/Config.ts): the test defaults (webhooksConfigTest), then the overrides.
+  const webhooks = options.webhooks ?? {}
+  if (webhooks.timeoutMs !== undefined || webhooks.disableAfterMs !== undefined) {
+    return inProcess("webhooks.timeoutMs / disableAfterMs: no environment equivalent")
+  }
+  if (webhooks.retrySchedule !== undefined) env.WEBHOOK_RETRY_SCHEDULE = webhooks.retrySchedule.join(",")
+  env.WEBHOOK_ALLOW_PRIVATE = webhooks.allowPrivate === true ? "1" : "0"
+  if (webhooks.concurrency !== undefined) env.WEBHOOK_CONCURRENCY = String(webhooks.concurrency)
+  if (webhooks.pollMs !== undefined) {
+    if (webhooks.pollMs < 50) return inProcess("webhooks.pollMs below the server's minimum of 50 ms")
+    env.WEBHOOK_POLL_MS = String(webhooks.pollMs)
+  }
+  if (webhooks.spoofedMin !== undefined) env.ALERT_SPOOFED_MIN = String(webhooks.spoofedMin)
+  if (webhooks.stallHours !== undefined) env.ALERT_STALL_HOURS = String(webhooks.stallHours)
+  if (webhooks.checkEveryMs !== undefined) {
+    if (webhooks.checkEveryMs < 1_000) return inProcess("webhooks.checkEveryMs below the server's minimum of 1 s")
+    env.ALERT_CHECK_SECONDS = String(webhooks.checkEveryMs / 1000)
+  }
 
   // A fixed `now`: the same ServerLive under a Clock standing still (test/helpers/server-at.ts).
   if (options.now !== undefined) {

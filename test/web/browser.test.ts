@@ -43,7 +43,9 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     server = Bun.spawn(["bun", "run", "start"], {
       cwd: ROOT,
       // The demo workspace (30 days: enough for the 30d dashboards) is created before the server listens.
-      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, DATABASE_URL: "", DEMO: "1", DEMO_DAYS: "30" },
+      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, DATABASE_URL: "", DEMO: "1", DEMO_DAYS: "30",
+        // The webhook test's receiver listens on loopback.
+        WEBHOOK_ALLOW_PRIVATE: "1", WEBHOOK_POLL_MS: "200" },
       stdout: "ignore",
       stderr: "ignore"
     })
@@ -289,6 +291,40 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await page.waitForTimeout(500)
     await screenshot("visibility-demo", true)
     expect(cspViolations).toEqual([])
+  }, 60_000)
+
+  it("manages a webhook: create (secret shown once), test, deliveries; the brand card shows ingestion health", async () => {
+    const received: Array<string> = []
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: async (request) => {
+        received.push(await request.text())
+        return new Response("ok")
+      }
+    })
+    try {
+      await page.goto(`${base}/#/settings/webhooks`)
+      await page.getByRole("heading", { name: "Webhooks" }).waitFor()
+      await page.fill("#webhook-url", `http://127.0.0.1:${receiver.port}/hook`)
+      await page.fill("#webhook-description", "alerts to the ops channel")
+      await page.click("#create-webhook")
+      expect(await page.locator("#webhook-secret").textContent()).toMatch(/^whsec_/)
+      const card = page.locator("[data-webhook]").first()
+      await card.getByRole("button", { name: "Send test" }).click()
+      for (let i = 0; i < 100 && received.length === 0; i++) await Bun.sleep(100)
+      expect(JSON.parse(received[0]!).type).toBe("ping")
+      await card.getByRole("button", { name: "Deliveries" }).click()
+      await card.locator("table.deliveries .badge.active").waitFor()
+      await page.locator("#event-log, main p.muted").first().waitFor()
+      await screenshot("webhooks")
+
+      await page.goto(`${base}/#/brands`)
+      await page.locator("[data-brand] >> text=Ingestion health").first().waitFor()
+      expect(cspViolations).toEqual([])
+    } finally {
+      receiver.stop(true)
+    }
   }, 60_000)
 
   it("serves the API reference offline", async () => {

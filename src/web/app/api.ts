@@ -10,7 +10,7 @@ export interface ApiError {
 
 export type Result<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }
 
-export const call = async <A>(method: "GET" | "POST" | "PUT", path: string, body?: unknown): Promise<Result<A>> => {
+export const call = async <A>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<Result<A>> => {
   let response: Response
   try {
     response = await fetch(path, {

@@ -4,11 +4,12 @@ import { append, clear, copyButton, formatDate, h } from "./dom.js"
 import { agentsPage } from "./agents.js"
 import { visibilityPage } from "./visibility.js"
 import { logSourcesPanel } from "./logSources.js"
+import { ingestionHealthCard, webhooksPage } from "./webhooks.js"
 
 /**
  * The web application: one page, hash routes, the cookie session of the dashboard surface.
  * Routes: #/signin #/signup #/brands #/brands/<slug>/agents #/brands/<slug>/visibility
- * #/settings/security/api-keys
+ * #/settings/security/api-keys #/settings/webhooks
  */
 
 const root = document.getElementById("app")!
@@ -32,6 +33,7 @@ const header = () =>
         null,
         navLink("#/brands", "Brands"),
         navLink("#/settings/security/api-keys", "Settings"),
+        navLink("#/settings/webhooks", "Webhooks"),
         h("a", { href: "/api/public/v1/docs" }, "API reference")
       )
       : h("nav", null),
@@ -290,7 +292,8 @@ const brandCard = (brand: Brand) => {
       h("button", { type: "button", class: "secondary", onclick: () => saveSecret(null) }, "Remove secret"),
       secretStatus
     ),
-    h("p", { class: "muted" }, "When a secret is saved, deliveries without a matching x-drain-signature are refused (403).")
+    h("p", { class: "muted" }, "When a secret is saved, deliveries without a matching x-drain-signature are refused (403)."),
+    ingestionHealthCard(brand.brand_slug)
   )
 }
 
@@ -358,6 +361,7 @@ const render = async () => {
   let page: HTMLElement
   if (parts[0] === "signup") page = authPage("signup")
   else if (parts[0] === "signin" || me === null) page = authPage("signin")
+  else if (parts[0] === "settings" && parts[1] === "webhooks") page = webhooksPage()
   else if (parts[0] === "settings") page = keysPage()
   else if (parts[0] === "brands" && parts[1] && parts[2] === "agents") page = agentsPage(parts[1], params)
   else if (parts[0] === "brands" && parts[1] && parts[2] === "visibility") page = visibilityPage(parts[1], params)

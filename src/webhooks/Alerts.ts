@@ -1,0 +1,251 @@
+import { Context, Duration, Effect, Layer, Queue } from "effect"
+import { newcombe, roundInterval } from "../platform/Statistics.js"
+import { now } from "../platform/Time.js"
+import { type HealthDelivery, type NewBotCandidate, type NewEvent, WebhooksRepo } from "./Repo.js"
+import { newEventId } from "./Signing.js"
+
+/**
+ * What a customer must know, computed where the facts happen (docs/webhooks.md, "Events"): the
+ * ingestion path reports stored hits and each delivery, the observations path each scan or import.
+ * Each event is stored once per account whatever the number of server processes (its dedup key,
+ * unique per account, names the fact), together with its deliveries (the outbox). An alert never
+ * fails the request that caused it: a failure is logged.
+ */
+
+export const EVENT_TYPES = [
+  "ping",
+  "crawler.new_bot",
+  "crawler.spoofed_surge",
+  "ingestion.stalled",
+  "ingestion.quota",
+  "visibility.changed",
+  "citation.gained",
+  "citation.lost"
+] as const
+export type EventType = (typeof EVENT_TYPES)[number]
+
+export interface StoredHit {
+  readonly bot: string
+  readonly vendor: string
+  readonly kind: string
+  /** Milliseconds since the epoch. */
+  readonly ts: number
+  readonly path: string
+}
+
+export interface IngestionDelivery {
+  readonly accountId: number
+  readonly siteId: string
+  /** api, edge_worker, cdn_webhook, csv_upload, drain, tag. */
+  readonly channel: string
+  readonly format: string
+  readonly records: number
+  readonly accepted: number
+  readonly unparseable: number
+  /** The delivery was refused for its signature (missing or wrong). */
+  readonly signatureFailure: boolean
+}
+
+export interface AlertsShape {
+  /** After a store of crawler hits: crawler.new_bot for each bot the brand never had, ingestion.quota at 80% and 100%. */
+  readonly hitsStored: (input: {
+    readonly accountId: number
+    readonly brandId: number
+    readonly month: string
+    readonly used: number
+    readonly cap: number
+    /** The hits offered to the store, of which at most the first `room` were stored. */
+    readonly hits: ReadonlyArray<StoredHit>
+    readonly stored: number
+  }) => Effect.Effect<void>
+  /**
+   * Every ingestion delivery, refused ones included, for GET /me/brands/{slug}/ingestion: summed in
+   * memory per brand, channel and hour, written once a second (one statement per row, not per delivery).
+   */
+  readonly delivery: (input: IngestionDelivery) => Effect.Effect<void>
+  /** Writes the sums not written yet. */
+  readonly flushHealth: Effect.Effect<void>
+  /** After a scan or an import stored observations: visibility.changed, citation.gained, citation.lost. */
+  readonly observationsStored: (input: { readonly accountId: number; readonly brandId: number; readonly slug: string }) => Effect.Effect<void>
+  /** Stores events (once per dedup key) and wakes this process's sender. */
+  readonly emit: (events: ReadonlyArray<NewEvent>) => Effect.Effect<number>
+  /** Taken by the sender: a signal that deliveries were just written. */
+  readonly wakeups: Queue.Dequeue<void>
+  readonly wake: Effect.Effect<void>
+}
+
+export class Alerts extends Context.Tag("Alerts")<Alerts, AlertsShape>() {}
+
+/** The body as signed and sent: `{"type", "timestamp", "data"}`. */
+export const eventBody = (type: EventType, at: Date, data: Record<string, unknown>): string =>
+  JSON.stringify({ type, timestamp: at.toISOString(), data })
+
+export const makeEvent = (
+  accountId: number,
+  type: EventType,
+  dedupKey: string,
+  at: Date,
+  data: Record<string, unknown>
+): NewEvent => ({ id: newEventId(), accountId, type, dedupKey: `${type}:${dedupKey}`, body: eventBody(type, at, data), createdAt: at })
+
+const DAY = 86_400_000
+const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
+const round4 = (value: number) => Math.round(value * 10_000) / 10_000
+
+/** A bounded set of facts this process already knows were handled: it only saves queries. */
+const knownSet = (max: number) => {
+  const set = new Set<string>()
+  return {
+    has: (key: string) => set.has(key),
+    add: (key: string) => {
+      if (set.size >= max) set.clear()
+      set.add(key)
+    }
+  }
+}
+
+/** Ingestion health sums are written this often; at most this many rows wait (then they are written at once). */
+const HEALTH_FLUSH = Duration.seconds(1)
+const HEALTH_MAX_PENDING = 10_000
+
+export const AlertsLive = Layer.scoped(
+  Alerts,
+  Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const wakeups = yield* Queue.sliding<void>(1)
+    const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
+    const botsSeen = knownSet(100_000)
+    const quotaSent = knownSet(100_000)
+
+    const emit: AlertsShape["emit"] = (events) =>
+      Effect.tap(repo.emit(events), (stored) => (stored > 0 ? wake : Effect.void))
+
+    /** Alerts never fail their caller: an outage or a bug is logged. */
+    const safely = (what: string) => <R>(effect: Effect.Effect<void, never, R>) =>
+      Effect.catchAllCause(effect, (cause) => Effect.logWarning(`alerts: ${what} failed`, cause))
+
+    const newBots = (brandId: number, accountId: number, hits: ReadonlyArray<StoredHit>) =>
+      Effect.gen(function*() {
+        const first = new Map<string, StoredHit>()
+        for (const hit of hits) {
+          if (botsSeen.has(`${brandId}|${hit.bot}`)) continue
+          const known = first.get(hit.bot)
+          if (known === undefined || hit.ts < known.ts) first.set(hit.bot, hit)
+        }
+        if (first.size === 0) return
+        const candidates: Array<NewBotCandidate> = [...first.values()].map((hit) => ({
+          bot: hit.bot,
+          vendor: hit.vendor,
+          kind: hit.kind,
+          firstSeen: new Date(hit.ts),
+          path: hit.path
+        }))
+        const at = yield* now
+        const stored = yield* repo.recordBots(brandId, candidates, (c, slug) =>
+          makeEvent(accountId, "crawler.new_bot", `${brandId}:${c.bot}`, at, {
+            brand_slug: slug,
+            bot: c.bot,
+            vendor: c.vendor,
+            kind: c.kind,
+            first_seen: c.firstSeen.toISOString(),
+            path: c.path
+          }))
+        for (const bot of first.keys()) botsSeen.add(`${brandId}|${bot}`)
+        if (stored > 0) yield* wake
+      })
+
+    const quota = (accountId: number, month: string, used: number, cap: number) =>
+      Effect.gen(function*() {
+        if (cap <= 0) return
+        const at = yield* now
+        const events: Array<NewEvent> = []
+        const keys: Array<string> = []
+        for (const threshold of [0.8, 1] as const) {
+          const key = `${accountId}|${month}|${threshold}`
+          if (used < threshold * cap || quotaSent.has(key)) continue
+          events.push(makeEvent(accountId, "ingestion.quota", `${month}:${threshold}`, at, {
+            monthly_used: used,
+            monthly_cap: cap,
+            threshold
+          }))
+          keys.push(key)
+        }
+        yield* emit(events)
+        for (const key of keys) quotaSent.add(key)
+      })
+
+    const hitsStored: AlertsShape["hitsStored"] = (input) =>
+      Effect.gen(function*() {
+        if (input.stored > 0) yield* newBots(input.brandId, input.accountId, input.hits)
+        yield* quota(input.accountId, input.month, input.used, input.cap)
+      }).pipe(safely("crawler hits"))
+
+    let pendingHealth = new Map<string, HealthDelivery>()
+
+    const flushHealth: AlertsShape["flushHealth"] = Effect.suspend(() => {
+      const rows = [...pendingHealth.values()]
+      pendingHealth = new Map()
+      return Effect.forEach(rows, repo.recordHealth, { discard: true })
+    }).pipe(safely("ingestion health"))
+
+    const delivery: AlertsShape["delivery"] = (input) =>
+      Effect.flatMap(now, (at) => {
+        const hour = Math.floor(at.getTime() / 3_600_000)
+        const key = `${input.accountId}|${input.siteId}|${input.channel}|${hour}`
+        const skipped = Math.max(0, input.records - input.accepted - input.unparseable)
+        const known = pendingHealth.get(key)
+        pendingHealth.set(key, {
+          accountId: input.accountId,
+          siteId: input.siteId,
+          channel: input.channel,
+          format: input.format,
+          at: known !== undefined && known.at > at ? known.at : at,
+          deliveries: (known?.deliveries ?? 0) + 1,
+          records: (known?.records ?? 0) + input.records,
+          accepted: (known?.accepted ?? 0) + input.accepted,
+          unparseable: (known?.unparseable ?? 0) + input.unparseable,
+          skipped: (known?.skipped ?? 0) + skipped,
+          signatureFailures: (known?.signatureFailures ?? 0) + (input.signatureFailure ? 1 : 0)
+        })
+        return pendingHealth.size >= HEALTH_MAX_PENDING ? flushHealth : Effect.void
+      })
+
+    // Written once a second, and what is left when the services stop.
+    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(HEALTH_FLUSH), flushHealth)))
+    yield* Effect.addFinalizer(() => flushHealth)
+
+    const observationsStored: AlertsShape["observationsStored"] = ({ accountId, brandId, slug }) =>
+      Effect.gen(function*() {
+        const at = yield* now
+        const todayMs = Date.parse(isoDay(at.getTime()))
+        const today = isoDay(todayMs)
+        const events: Array<NewEvent> = []
+        // The last 7 days (today included) against the 7 before (metrics.md section 4: Newcombe).
+        const rates = yield* repo.mentionCounts(brandId, isoDay(todayMs - 13 * DAY), isoDay(todayMs - 6 * DAY), today)
+        for (const r of rates) {
+          const difference = newcombe(r.currentK, r.currentN, r.previousK, r.previousN)
+          if (!difference.significant || difference.delta === null) continue
+          events.push(makeEvent(accountId, "visibility.changed", `${brandId}:${r.engine ?? "*"}:${today}`, at, {
+            brand_slug: slug,
+            engine: r.engine,
+            previous: round4(r.previousK / r.previousN),
+            current: round4(r.currentK / r.currentN),
+            delta: round4(difference.delta),
+            delta_ci95: roundInterval(difference.interval)
+          }))
+        }
+        // Cited in the last 7 days and not in the 28 before, or the reverse.
+        const changes = yield* repo.citationChanges(brandId, isoDay(todayMs - 34 * DAY), isoDay(todayMs - 6 * DAY), today)
+        for (const c of changes) {
+          events.push(makeEvent(accountId, `citation.${c.change}`, `${brandId}:${c.domain}:${c.engine}:${c.day}`, at, {
+            brand_slug: slug,
+            domain: c.domain,
+            engine: c.engine
+          }))
+        }
+        yield* emit(events)
+      }).pipe(safely("observations"))
+
+    return { hitsStored, delivery, flushHealth, observationsStored, emit, wakeups, wake }
+  })
+)

@@ -1,0 +1,163 @@
+import { Duration, Effect, Layer, Queue } from "effect"
+import { now } from "../platform/Time.js"
+import { Alerts, makeEvent } from "./Alerts.js"
+import { WebhooksConfig } from "./Config.js"
+import { type ClaimedDelivery, WebhooksRepo } from "./Repo.js"
+import { signatureHeader } from "./Signing.js"
+import { checkWebhookUrl, AddressResolver } from "./Ssrf.js"
+
+/**
+ * The background sender (docs/webhooks.md, "Delivery"): a fiber living as long as the server's
+ * services. It claims due deliveries (row locks with SKIP LOCKED and a lease: one process sends
+ * each attempt, a crashed sender's rows come back when the lease ends), sends at most
+ * `concurrency` at once, and records each attempt: delivered on a 2xx within the timeout, else
+ * retried after the schedule's next wait (with jitter) or failed when the schedule is spent.
+ */
+
+/** A lease outlives the longest attempt (the timeout) with room for the bookkeeping. */
+const LEASE_MARGIN_MS = 30_000
+const DAY = 86_400_000
+
+const errorText = (error: unknown): string => {
+  if (error instanceof Error) {
+    if (error.name === "TimeoutError" || error.name === "AbortError") return "timed out"
+    return error.message.slice(0, 300)
+  }
+  return String(error).slice(0, 300)
+}
+
+/** The wait before the next attempt: the schedule's, ±10% so that retries of many deliveries spread out. */
+export const jittered = (seconds: number): number => seconds * 1000 * (0.9 + Math.random() * 0.2)
+
+export const SenderLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const alerts = yield* Alerts
+    const config = yield* WebhooksConfig
+    const resolver = yield* AddressResolver
+    const batch = config.concurrency * 2
+
+    const post = (delivery: ClaimedDelivery, at: Date) =>
+      Effect.gen(function*() {
+        // Checked again on the addresses the name resolves to now: DNS may have changed since the URL was saved.
+        const check = yield* checkWebhookUrl(delivery.url, config.allowPrivate).pipe(Effect.provideService(AddressResolver, resolver))
+        if (check._tag === "Refused") return { status: null, error: `refused: ${check.reason}` }
+        const timestamp = Math.floor(at.getTime() / 1000)
+        const secrets = delivery.previousSecret !== null && delivery.previousSecretUntil !== null && delivery.previousSecretUntil > at
+          ? [delivery.secret, delivery.previousSecret]
+          : [delivery.secret]
+        return yield* Effect.tryPromise({
+          try: async (signal) => {
+            const response = await fetch(check.url, {
+              method: "POST",
+              headers: {
+                "content-type": "application/json",
+                "user-agent": "ai-visibility-webhooks/1",
+                "webhook-id": delivery.eventId,
+                "webhook-timestamp": String(timestamp),
+                "webhook-signature": signatureHeader(secrets, delivery.eventId, timestamp, delivery.body)
+              },
+              body: delivery.body,
+              redirect: "manual",
+              signal: AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)])
+            })
+            // The answer's body is not needed: drop it unread.
+            await response.body?.cancel().catch(() => undefined)
+            return response.status
+          },
+          catch: errorText
+        }).pipe(
+          Effect.map((status) => ({ status, error: status >= 200 && status < 300 ? null : `HTTP ${status}` })),
+          Effect.catchAll((error) => Effect.succeed({ status: null, error }))
+        )
+      })
+
+    // An attempt cut short by a shutdown gives its row back at once; once it has an answer, its
+    // recording is not interrupted.
+    const send = (delivery: ClaimedDelivery) =>
+      Effect.uninterruptibleMask((restore) => Effect.gen(function*() {
+        const at = yield* now
+        const started = Date.now()
+        const result = yield* restore(post(delivery, at)).pipe(Effect.onInterrupt(() => repo.release(delivery.id)))
+        const attempt = delivery.attempts + 1
+        const delivered = result.error === null
+        const wait = config.retrySchedule[attempt - 1]
+        const status = delivered ? "delivered" : wait === undefined ? "failed" : "pending"
+        const finishedAt = yield* now
+        yield* repo.finishAttempt({
+          deliveryId: delivery.id,
+          endpointId: delivery.endpointId,
+          attempt,
+          at,
+          responseStatus: result.status,
+          error: result.error,
+          durationMs: Math.max(0, Date.now() - started),
+          status,
+          nextAttemptAt: status === "pending" ? new Date(finishedAt.getTime() + jittered(wait!)) : null,
+          disableIfFailingSince: new Date(at.getTime() - config.disableAfterMs)
+        })
+      })).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`webhook delivery ${delivery.id} not recorded`, cause)))
+
+    /** One round: claim what is due and send it; true when more may be waiting. */
+    const round = Effect.gen(function*() {
+      const at = yield* now
+      const claimed = yield* repo.claimDue(at, new Date(at.getTime() + config.timeoutMs + LEASE_MARGIN_MS), batch)
+      yield* Effect.forEach(claimed, send, { concurrency: config.concurrency, discard: true })
+      return claimed.length === batch
+    })
+
+    const idle = Effect.raceFirst(Queue.take(alerts.wakeups), Effect.sleep(Duration.millis(config.pollMs)))
+
+    yield* Effect.forkScoped(
+      Effect.forever(
+        round.pipe(
+          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("webhook sender round failed", cause), false)),
+          Effect.flatMap((more) => (more ? Effect.void : idle))
+        )
+      )
+    )
+  })
+)
+
+/**
+ * The background alert checks: ingestion.stalled for every channel that delivered in the last 7
+ * days and has been quiet for ALERT_STALL_HOURS (once per quiet spell: its key is the last
+ * delivery's time), crawler.spoofed_surge for a bot with ALERT_SPOOFED_MIN or more hits judged
+ * spoofed in the last hour, and the pruning of ingestion health past 30 days and of events (with
+ * their deliveries) past 90 days.
+ */
+export const AlertChecksLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const repo = yield* WebhooksRepo
+    const alerts = yield* Alerts
+    const config = yield* WebhooksConfig
+
+    const check = Effect.gen(function*() {
+      const at = yield* now
+      const stalled = yield* repo.stalledChannels(new Date(at.getTime() - 7 * DAY), new Date(at.getTime() - config.stallHours * 3_600_000))
+      yield* alerts.emit(stalled.map((s) =>
+        makeEvent(s.accountId, "ingestion.stalled", `${s.brandId}:${s.channel}:${s.lastReceivedAt.toISOString()}`, at, {
+          brand_slug: s.slug,
+          channel: s.channel,
+          last_received_at: s.lastReceivedAt.toISOString()
+        })
+      ))
+      // crawler.spoofed_surge: once per brand, bot and clock hour while the surge lasts.
+      const hour = new Date(Math.floor(at.getTime() / 3_600_000) * 3_600_000).toISOString()
+      const surges = yield* repo.spoofedSurges(new Date(at.getTime() - 3_600_000), new Date(at.getTime() - 2 * 3_600_000), config.spoofedMin)
+      yield* alerts.emit(surges.map((s) =>
+        makeEvent(s.accountId, "crawler.spoofed_surge", `${s.brandId}:${s.bot}:${hour}`, at, {
+          brand_slug: s.slug,
+          bot: s.bot,
+          spoofed_hits: s.spoofed,
+          window_hours: 1
+        })
+      ))
+      yield* repo.pruneHealth(new Date(at.getTime() - 30 * DAY))
+      // 90 days outlive every dedup key's window (a month, 35 days of citations), so no event comes back.
+      yield* repo.pruneEvents(new Date(at.getTime() - 90 * DAY))
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("alert checks failed", cause)))
+
+    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(config.checkEveryMs)), check)))
+  })
+)
