@@ -2,6 +2,7 @@ import { HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } 
 import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option } from "effect"
+import { csrfRefusal } from "./Csrf.js"
 
 /**
  * The outermost layer of every request: whatever a handler did not answer itself
@@ -20,25 +21,6 @@ export const decodeErrorMessage = (error: HttpApiError.HttpApiDecodeError): stri
   const name = issue.path.length > 0 ? issue.path.map(String).join(".") : "request"
   const message = issue.message.length > MAX_MESSAGE ? issue.message.slice(0, MAX_MESSAGE) + "\u2026" : issue.message
   return `invalid ${name}: ${message}`
-}
-
-const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"])
-
-/**
- * CSRF guard of the cookie surface: a state-changing /api/v1 request whose Origin is
- * another site is refused (SameSite=Lax cookies already stay home on cross-site POSTs).
- */
-const foreignOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  if (!STATE_CHANGING.has(request.method) || !request.url.startsWith("/api/v1/")) return false
-  const origin = request.headers["origin"]
-  if (origin === undefined || origin === "") return false
-  // The Host header; a web Request built in process may carry its host only in its URL.
-  const host = request.headers["host"] ?? (request.source instanceof Request ? new URL(request.source.url).host : undefined)
-  try {
-    return origin === "null" || host === undefined || new URL(origin).host.toLowerCase() !== host.toLowerCase()
-  } catch {
-    return true
-  }
 }
 
 const API_ERROR_TAGS = new Set([
@@ -75,7 +57,11 @@ export const edgeMiddleware = (app: HttpApp.Default): HttpApp.Default => {
   // Typed as never-failing, the routed app does fail at run time: decode errors, unknown routes, API errors.
   const routed: HttpApp.Default<unknown> = app
   return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    foreignOrigin(request) ? Effect.succeed(jsonError(403, "foreign origin")) : routed).pipe(
+    {
+      // The CSRF guard of the cookie surface (src/platform/Csrf.ts).
+      const refusal = csrfRefusal(request)
+      return refusal === null ? routed : Effect.succeed(jsonError(refusal.status, refusal.error))
+    }).pipe(
     Effect.catchIf(
       (error): error is HttpApiError.HttpApiDecodeError => error instanceof HttpApiError.HttpApiDecodeError,
       (error) => Effect.succeed(jsonError(400, decodeErrorMessage(error)))

@@ -11,6 +11,7 @@ import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
 import { visibilityConfigTest, type VisibilityConfigShape } from "../../src/visibility/Visibility.js"
 import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
 import { fixedClock } from "./clock.js"
+import { browserLike } from "./browser-like.js"
 import { makeServerApp, planServers, twoServerMode } from "./servers.js"
 
 export type Backend = "fake" | "pglite" | "postgres"
@@ -114,7 +115,10 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
   const runtime = ManagedRuntime.make(infra, memoMap)
   return {
     backend,
-    fetch: (path, init) => handler(new Request(`http://localhost${path}`, init)),
+    fetch: (path, init) => {
+      const headers = browserLike(new Headers(init?.headers))
+      return handler(new Request(`http://localhost${path}`, { ...init, headers }))
+    },
     run: (effect) => runtime.runPromise(effect),
     dispose: async () => {
       await dispose()

@@ -1,3 +1,4 @@
+import { browserLike } from "./browser-like.js"
 import { Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { RepositoriesLive } from "../../src/layers.js"
 import { type RateLimitRule } from "../../src/platform/Config.js"
@@ -166,6 +167,7 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
       const headers = new Headers(init?.headers)
       // The in-process app sees http://localhost<path>: same Host here (Origin checks, tag snippet URLs).
       if (!headers.has("host")) headers.set("host", "localhost")
+      browserLike(headers)
       // The in-process handler never follows redirects: hand them back as they are.
       return fetch(`${server.base}${path}`, { redirect: "manual", ...init, headers })
     },

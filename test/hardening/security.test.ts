@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test"
+import type { RateLimitRule, RateLimitRules } from "../../src/platform/Config.js"
+import { bearer, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+
+/**
+ * The holes an outside attack found (docs/security.md), each answered through the real app: other
+ * spellings of a path, the CSRF guard, the sign-in limits whatever the body.
+ */
+
+const OFF: RateLimitRule = { limit: 0, windowSeconds: 1 }
+const rules = (overrides: Partial<RateLimitRules>): RateLimitRules => ({
+  apiKey: OFF,
+  apiIp: OFF,
+  collectSite: OFF,
+  authEmail: OFF,
+  authIp: OFF,
+  ...overrides
+})
+
+describe("one spelling of a path for every check", () => {
+  let app: TestApp
+  beforeAll(async () => {
+    app = await makeTestApp("fake", {
+      config: { rateLimits: rules({ apiKey: { limit: 2, windowSeconds: 600 }, authEmail: { limit: 2, windowSeconds: 600 } }) }
+    })
+  })
+  afterAll(() => app.dispose())
+
+  it("the per-email login limit holds for /api/v1/auth/login/, /API/v1/auth/login, //api/v1/auth/login, /%61pi/v1/auth/login", async () => {
+    const spellings = ["/api/v1/auth/login", "/api/v1/auth/login/", "/API/v1/auth/login", "//api/v1/auth/login", "/%61pi/v1/auth/login", "/api/v1/auth/LOGIN;x"]
+    const statuses: Array<number> = []
+    for (const path of spellings) {
+      const response = await app.fetch(path, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "spelled@example.test", password: "not the password" })
+      })
+      statuses.push(response.status)
+    }
+    // Two tries, then every spelling meets the same bucket.
+    expect(statuses).toEqual([401, 401, 429, 429, 429, 429])
+  })
+
+  it("the per-key limit holds for //api/public/v1/brands, /API/PUBLIC/v1/brands/, /mcp/ and /MCP", async () => {
+    const cookie = await signup(app, "spellings@example.test")
+    const { key } = await createKey(app, cookie)
+    const statuses: Array<number> = []
+    for (const path of ["/api/public/v1/brands", "//api/public/v1/brands", "/API/PUBLIC/v1/brands/", "/%61pi/public/v1/brands"]) {
+      statuses.push((await app.fetch(path, { headers: bearer(key) })).status)
+    }
+    expect(statuses).toEqual([200, 200, 429, 429])
+    for (const path of ["/mcp/", "/MCP", "//mcp"]) {
+      const response = await app.fetch(path, {
+        method: "POST",
+        headers: { ...bearer(key), "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" })
+      })
+      expect(response.status).toBe(429)
+    }
+  })
+})
+
+describe("the CSRF guard of the cookie surface", () => {
+  let app: TestApp
+  let cookie: string
+  beforeAll(async () => {
+    app = await makeTestApp("fake")
+    cookie = await signup(app, "csrf@example.test")
+  })
+  afterAll(() => app.dispose())
+
+  const keyCount = async () => {
+    const response = await app.fetch("/api/v1/me/api-keys", { headers: { cookie } })
+    return ((await response.json()) as { keys: Array<unknown> }).keys.length
+  }
+
+  it("a foreign Origin is refused whatever the spelling of the path", async () => {
+    const before = await keyCount()
+    for (const path of ["/api/v1/me/api-keys", "/API/v1/me/api-keys", "//api/v1/me/api-keys", "/%61pi/v1/me/api-keys", "/api/v1/me/api-keys/"]) {
+      const response = await app.fetch(path, {
+        method: "POST",
+        headers: { cookie, origin: "https://sibling.localhost", "content-type": "application/json" },
+        body: JSON.stringify({ name: "planted" })
+      })
+      expect(response.status).toBe(403)
+      expect(await response.json()).toEqual({ error: "foreign origin" })
+    }
+    expect(await keyCount()).toBe(before)
+  })
+
+  it("form, multipart and text/plain bodies are refused 415 with a JSON error; nothing is created", async () => {
+    const before = await keyCount()
+    const form = new FormData()
+    form.set("name", "planted")
+    const bodies: Array<RequestInit> = [
+      { body: "name=planted", headers: { cookie, origin: "http://localhost", "content-type": "application/x-www-form-urlencoded" } },
+      { body: form, headers: { cookie, origin: "http://localhost" } },
+      { body: JSON.stringify({ name: "planted" }), headers: { cookie, origin: "http://localhost", "content-type": "text/plain" } },
+      { body: JSON.stringify({ name: "planted" }), headers: { cookie, origin: "http://localhost" } }
+    ]
+    for (const init of bodies) {
+      const response = await app.fetch("/api/v1/me/api-keys", { method: "POST", ...init })
+      expect(response.status).toBe(415)
+      expect(((await response.json()) as { error: string }).error).toContain("content type")
+    }
+    expect(await keyCount()).toBe(before)
+  })
+
+  it("a cookie-authenticated change without Origin needs Sec-Fetch-Site: same-origin", async () => {
+    const before = await keyCount()
+    for (const site of ["same-site", "cross-site", "none"]) {
+      const response = await app.fetch("/api/v1/me/api-keys", {
+        method: "POST",
+        headers: { cookie, "sec-fetch-site": site, "content-type": "application/json" },
+        body: JSON.stringify({ name: "planted" })
+      })
+      expect(response.status).toBe(403)
+    }
+    expect(await keyCount()).toBe(before)
+    const same = await app.fetch("/api/v1/me/api-keys", {
+      method: "POST",
+      headers: { cookie, "sec-fetch-site": "same-origin", "content-type": "application/json" },
+      body: JSON.stringify({ name: "mine" })
+    })
+    expect(same.status).toBe(201)
+  })
+
+  it("login with a multipart or form body: 415, never a 500", async () => {
+    const form = new FormData()
+    form.set("email", "csrf@example.test")
+    form.set("password", "correct horse battery")
+    const multipart = await app.fetch("/api/v1/auth/login", { method: "POST", body: form })
+    expect(multipart.status).toBe(415)
+    const urlencoded = await app.fetch("/api/v1/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "email=csrf%40example.test&password=correct+horse+battery"
+    })
+    expect(urlencoded.status).toBe(415)
+    expect(urlencoded.headers.get("set-cookie")).toBeNull()
+  })
+})
+
+describe("the per-email login limit, whatever the body", () => {
+  let app: TestApp
+  beforeAll(async () => {
+    app = await makeTestApp("fake", { config: { rateLimits: rules({ authEmail: { limit: 2, windowSeconds: 600 } }) } })
+  })
+  afterAll(() => app.dispose())
+
+  it("form bodies count against the email's bucket too", async () => {
+    const statuses: Array<number> = []
+    for (let i = 0; i < 2; i++) {
+      statuses.push((await app.fetch("/api/v1/auth/login", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: "email=formed%40example.test&password=wrong+password"
+      })).status)
+    }
+    const json = await app.fetch("/api/v1/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "formed@example.test", password: "wrong password" })
+    })
+    expect(statuses).toEqual([415, 415])
+    expect(json.status).toBe(429)
+  })
+})
