@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import type { RateLimitRule, RateLimitRules } from "../../src/platform/Config.js"
-import { bearer, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+import { bearer, createBrand, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
 
 /**
  * The holes an outside attack found (docs/security.md), each answered through the real app: other
@@ -164,5 +164,40 @@ describe("the per-email login limit, whatever the body", () => {
     })
     expect(statuses).toEqual([415, 415])
     expect(json.status).toBe(429)
+  })
+})
+
+describe("one bounded inflater for every gzip body", () => {
+  let app: TestApp
+  let cookie: string
+  beforeAll(async () => {
+    app = await makeTestApp("fake")
+    cookie = await signup(app, "bomb@example.test")
+    await createBrand(app, cookie, "acme")
+  })
+  afterAll(() => app.dispose())
+
+  it("an observation import that inflates to 128 MiB: 413 JSON, memory bounded, nothing imported", async () => {
+    const member = Bun.gzipSync(new Uint8Array(64 * 1024 * 1024))
+    const bomb = new Uint8Array(member.length * 2)
+    bomb.set(member, 0)
+    bomb.set(member, member.length)
+    Bun.gc(true)
+    const before = process.memoryUsage().rss
+    const response = await app.fetch("/api/v1/me/brands/acme/observations", {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: bomb
+    })
+    const grew = process.memoryUsage().rss - before
+    expect(response.status).toBe(413)
+    expect(((await response.json()) as { error: string }).error).toContain("inflates past")
+    expect(grew).toBeLessThan(100 * 1024 * 1024)
+    const bad = await app.fetch("/api/v1/me/brands/acme/observations", {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: new Uint8Array([0x1f, 0x8b, 1, 2, 3])
+    })
+    expect(bad.status).toBe(400)
   })
 })
