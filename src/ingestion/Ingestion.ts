@@ -314,9 +314,21 @@ export const IngestionServiceLive = Layer.effect(
           vendor: agent.vendor,
           kind: agent.kind
         }
-        const plan = yield* accounts.planOf(brand.accountId)
-        const result = yield* store({ brand, plan, channel: "tag", receivedAt, hits: [hit], referrals: [] })
-        return result.accepted
+        // Anonymous (the site id is public): marked unauthenticated, and never counted in nor refused by
+        // the server-log monthly cap; the tag's own allowance is the collect endpoint's (docs/security.md).
+        const stored = yield* hitsRepo.store({
+          accountId: brand.accountId,
+          brandId: brand.id,
+          channel: "tag",
+          month: monthStart(new Date(receivedAt)),
+          hits: [hit],
+          limit: 1,
+          cap: null,
+          referrals: [],
+          unauthenticated: true,
+          countUsage: false
+        }).pipe(Effect.orDie)
+        return stored.stored
       })
 
     return { batch, drain, replay, tag }

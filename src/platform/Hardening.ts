@@ -6,6 +6,7 @@ import { readdirSync } from "node:fs"
 import { sha256Hex } from "../accounts/KeyHashing.js"
 import { Spool } from "../ingestion/Spool.js"
 import { canonicalPath } from "./CanonicalPath.js"
+import { clientIp as clientIpOf } from "./ClientIp.js"
 import { AppConfig } from "./Config.js"
 import { metrics } from "./Metrics.js"
 import { migrationsDir } from "./Migrations.js"
@@ -147,19 +148,10 @@ const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
   ["content-security-policy", "default-src 'none'; frame-ancestors 'none'"]
 ]
 
-const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string => {
-  if (trustProxy) {
-    const forwarded = request.headers["x-forwarded-for"]
-    if (forwarded !== undefined && forwarded !== "") {
-      const last = forwarded.slice(forwarded.lastIndexOf(",") + 1).trim()
-      if (last !== "") return last
-    }
-  }
-  const remote = request.remoteAddress
-  return Option.isSome(remote) ? remote.value : "unknown"
-}
+const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string =>
+  clientIpOf(request, trustProxy) ?? "unknown"
 
-const bearerToken = (authorization: string | undefined): string | undefined => {
+export const bearerToken = (authorization: string | undefined): string | undefined => {
   if (authorization === undefined) return undefined
   const header = authorization.trim()
   const space = header.indexOf(" ")
@@ -169,7 +161,7 @@ const bearerToken = (authorization: string | undefined): string | undefined => {
 }
 
 /** A key's bucket is named by a digest of the key: no secret is kept in Redis. (The bearer check reuses the digest.) */
-const keyBucket = (token: string) => "key:" + sha256Hex(token).slice(0, 32)
+export const keyBucket = (token: string) => "key:" + sha256Hex(token).slice(0, 32)
 
 /** The email of a sign-in body: JSON, or form-urlencoded (a multipart or other body names none readable here). */
 const signInEmail = (text: string): unknown => {
