@@ -1,10 +1,14 @@
 import { McpServer } from "@effect/ai"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { ApiKeys } from "../accounts/ApiKeys.js"
 import { API_VERSION } from "../api.js"
-import { noteAccount } from "../platform/Hardening.js"
+import { clientIp } from "../platform/ClientIp.js"
+import { AppConfig } from "../platform/Config.js"
+import { bearerToken, keyBucket, noteAccount } from "../platform/Hardening.js"
+import { RateLimiter, rateLimitedResponse } from "../platform/RateLimiter.js"
+import { screen, standardErrors } from "./JsonRpc.js"
 import { InProcessAppLive } from "../web/InProcess.js"
 import { McpCaller, PublicReadToolkit, PublicReadToolkitLive } from "./Tools.js"
 
@@ -29,6 +33,8 @@ const McpProtocolLive = Layer.effect(
   Effect.gen(function*() {
     const router = yield* HttpApiBuilder.Router
     const keys = yield* ApiKeys
+    const limiter = yield* RateLimiter
+    const config = yield* AppConfig
     const { httpApp, protocol } = yield* RpcServer.makeProtocolWithHttpApp
     const guarded = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -37,8 +43,22 @@ const McpProtocolLive = Layer.effect(
       if (account._tag === "Left") return unauthorized(account.left.error)
       // The request log line names the account (src/platform/Hardening.ts).
       yield* noteAccount(account.right.accountId)
+      // At most MAX_BATCH well-formed JSON-RPC messages; anything else gets a standard JSON-RPC error here.
+      const screened = screen(yield* Effect.orElseSucceed(request.text, () => ""))
+      if (screened._tag === "Refused") return screened.response
+      if (screened.messages > 1) {
+        // The edge took one token for the request: a batch takes one more per further message.
+        const cost = screened.messages - 1
+        const token = bearerToken(authorization) ?? ""
+        const decision = yield* limiter.check([
+          { bucket: "ip:" + (clientIp(request, config.trustProxy) ?? "unknown"), rule: limiter.rules.apiIp, cost },
+          { bucket: keyBucket(token), rule: limiter.rules.apiKey, cost }
+        ])
+        if (Option.isSome(decision) && !decision.value.allowed) return rateLimitedResponse(decision.value)
+      }
       // The tool handlers run in fibers that inherit this request's context: they read the key here.
-      return yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
+      const answer = yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
+      return standardErrors(answer)
     })
     yield* router.post(MCP_PATH, guarded)
     // No server-initiated stream and no sessions: GET and DELETE are refused, as the transport allows.

@@ -201,3 +201,78 @@ describe("one bounded inflater for every gzip body", () => {
     expect(bad.status).toBe(400)
   })
 })
+
+describe("POST /mcp: bounded batches, every call counted, standard JSON-RPC errors", () => {
+  let app: TestApp
+  let key: string
+  beforeAll(async () => {
+    app = await makeTestApp("fake", { config: { rateLimits: rules({ apiKey: { limit: 10, windowSeconds: 600 } }) } })
+    const cookie = await signup(app, "mcp-batch@example.test")
+    key = (await createKey(app, cookie)).key
+  })
+  afterAll(() => app.dispose())
+
+  const mcp = (body: string) =>
+    app.fetch("/mcp", {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body
+    })
+  const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "list_brands", arguments: {} } })
+
+  it("a batch of 4,000 calls is refused at once with a JSON-RPC error, and runs nothing", async () => {
+    const started = performance.now()
+    const response = await mcp(JSON.stringify(Array.from({ length: 4000 }, (_, i) => call(i))))
+    expect(response.status).toBe(400)
+    const body = (await response.json()) as { jsonrpc: string; id: null; error: { code: number; message: string } }
+    expect(body.jsonrpc).toBe("2.0")
+    expect(body.id).toBeNull()
+    expect(body.error.code).toBe(-32600)
+    expect(body.error.message).toContain("at most 32")
+    expect(performance.now() - started).toBeLessThan(1_000)
+  })
+
+  it("each call of a batch counts against the key's limit", async () => {
+    // 10 per key: 1 spent above; a batch of 8 takes 8 (9 in all); another of 2 does not fit.
+    const first = await mcp(JSON.stringify(Array.from({ length: 8 }, (_, i) => call(i + 1))))
+    expect(first.status).toBe(200)
+    const answered = await first.text()
+    expect(answered).toStartWith("[")
+    expect((JSON.parse(answered) as Array<unknown>).length).toBe(8)
+    const second = await mcp(JSON.stringify([call(100), call(101)]))
+    expect(second.status).toBe(429)
+    expect(await second.json()).toEqual({ error: "rate limit exceeded" })
+  })
+})
+
+describe("MCP protocol errors are JSON-RPC error objects", () => {
+  let app: TestApp
+  let key: string
+  beforeAll(async () => {
+    app = await makeTestApp("fake")
+    const cookie = await signup(app, "mcp-errors@example.test")
+    key = (await createKey(app, cookie)).key
+  })
+  afterAll(() => app.dispose())
+
+  const mcp = (body: string) =>
+    app.fetch("/mcp", {
+      method: "POST",
+      headers: { ...bearer(key), "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body
+    })
+
+  it("parse error, invalid request, unknown method, unknown tool: code and message, nothing else", async () => {
+    const parse = await mcp("{")
+    expect(await parse.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.any(String) } })
+    const invalid = await mcp(JSON.stringify({ foo: 1 }))
+    expect(invalid.status).toBe(400)
+    expect(await invalid.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32600, message: expect.any(String) } })
+    const empty = await mcp("[]")
+    expect(((await empty.json()) as { error: { code: number } }).error.code).toBe(-32600)
+    const unknown = await mcp(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "nope" }))
+    expect(await unknown.json()).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32601, message: "Method not found: nope" } })
+    const tool = await mcp(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "nope", arguments: {} } }))
+    expect(await tool.json()).toEqual({ jsonrpc: "2.0", id: 8, error: { code: -32602, message: "Tool 'nope' not found" } })
+  })
+})
