@@ -3,6 +3,7 @@ import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option } from "effect"
 import { csrfRefusal } from "./Csrf.js"
+import { isUnstorableText } from "./SqlErrors.js"
 
 /**
  * The outermost layer of every request: whatever a handler did not answer itself
@@ -21,6 +22,25 @@ export const decodeErrorMessage = (error: HttpApiError.HttpApiDecodeError): stri
   const name = issue.path.length > 0 ? issue.path.map(String).join(".") : "request"
   const message = issue.message.length > MAX_MESSAGE ? issue.message.slice(0, MAX_MESSAGE) + "\u2026" : issue.message
   return `invalid ${name}: ${message}`
+}
+
+const UNSTORABLE_TEXT = "invalid request: text with a NUL character or invalid UTF-8"
+
+/**
+ * The request target's escapes decode to text PostgreSQL can store: no NUL, and each run of
+ * escapes valid UTF-8 (a lone `%` not followed by two hex digits is left to the parameter parser).
+ */
+const storableTarget = (url: string): boolean => {
+  if (!url.includes("%")) return true
+  if (/%00/.test(url)) return false
+  for (const run of url.match(/(?:%[0-9A-Fa-f]{2})+/g) ?? []) {
+    try {
+      decodeURIComponent(run)
+    } catch {
+      return false
+    }
+  }
+  return true
 }
 
 const API_ERROR_TAGS = new Set([
@@ -45,6 +65,7 @@ const fromDefect = (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
     const defect = Cause.squash(cause)
     if (isBodyDecodeDefect(defect)) return jsonError(400, "invalid JSON body")
+    if (defect instanceof SqlError && isUnstorableText(defect.cause)) return jsonError(400, UNSTORABLE_TEXT)
     if (defect instanceof SqlError) {
       yield* Effect.logError("database unavailable", cause)
       return jsonError(503, "service unavailable")
@@ -59,6 +80,8 @@ export const edgeMiddleware = (app: HttpApp.Default): HttpApp.Default => {
   return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     {
       // The CSRF guard of the cookie surface (src/platform/Csrf.ts).
+      // A NUL character (or a malformed escape) in the path or query is bad input, whatever the parameter.
+      if (!storableTarget(request.url)) return Effect.succeed(jsonError(400, UNSTORABLE_TEXT))
       const refusal = csrfRefusal(request)
       return refusal === null ? routed : Effect.succeed(jsonError(refusal.status, refusal.error))
     }).pipe(

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import type { RateLimitRule, RateLimitRules } from "../../src/platform/Config.js"
-import { bearer, createBrand, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+import { bearer, createBrand, createKey, databaseBackends, makeTestApp, signup, type TestApp } from "../helpers/app.js"
 
 /**
  * The holes an outside attack found (docs/security.md), each answered through the real app: other
@@ -274,5 +274,108 @@ describe("MCP protocol errors are JSON-RPC error objects", () => {
     expect(await unknown.json()).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32601, message: "Method not found: nope" } })
     const tool = await mcp(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "nope", arguments: {} } }))
     expect(await tool.json()).toEqual({ jsonrpc: "2.0", id: 8, error: { code: -32602, message: "Tool 'nope' not found" } })
+  })
+})
+
+for (const backend of databaseBackends()) {
+  describe(`a NUL character is bad input (400), never a database outage (503), on ${backend}`, () => {
+    let app: TestApp
+    let cookie: string
+    let key: string
+    beforeAll(async () => {
+      app = await makeTestApp(backend)
+      cookie = await signup(app, "nul@example.test")
+      key = (await createKey(app, cookie)).key
+      await createBrand(app, cookie, "acme")
+    }, 60_000)
+    afterAll(() => app.dispose())
+
+    it("in a query parameter (q, folder, bot, region) or a path parameter", async () => {
+      for (const query of ["q=a%00b", "folder=%00", "bot=GPT%00Bot", "sort=%C3%28"]) {
+        const response = await app.fetch(`/api/public/v1/brands/acme/agents/pages?${query}`, { headers: bearer(key) })
+        expect(response.status).toBe(400)
+        expect(((await response.json()) as { error: string }).error).toContain("NUL")
+      }
+      const mentions = await app.fetch("/api/public/v1/brands/acme/mentions?region=u%00", { headers: bearer(key) })
+      expect(mentions.status).toBe(400)
+      const competitor = await app.fetch("/api/public/v1/brands/acme/competitors/a%00b", { headers: bearer(key) })
+      expect(competitor.status).toBe(400)
+    })
+
+    it("in a JSON body string", async () => {
+      const response = await app.fetch("/api/v1/me/brands/acme/competitors", {
+        method: "POST",
+        headers: { cookie, "content-type": "application/json" },
+        body: JSON.stringify({ name: "Glo\u0000bex", domain: "globex.com" })
+      })
+      expect(response.status).toBe(400)
+      const prompt = await app.fetch("/api/v1/me/brands/acme/prompts", {
+        method: "POST",
+        headers: { cookie, "content-type": "application/json" },
+        body: JSON.stringify({ prompt: "best \u0000 tools" })
+      })
+      expect(prompt.status).toBe(400)
+    })
+  })
+}
+
+describe("passwords, the session cookie's Secure flag, slug lengths", () => {
+  let app: TestApp
+  let proxied: TestApp
+  beforeAll(async () => {
+    app = await makeTestApp("fake")
+    proxied = await makeTestApp("fake", { config: { trustProxy: true } })
+  })
+  afterAll(async () => {
+    await app.dispose()
+    await proxied.dispose()
+  })
+
+  const signupWith = (target: TestApp, email: string, password: string, headers: Record<string, string> = {}) =>
+    target.fetch("/api/v1/auth/signup", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify({ email, password, account_name: "X" })
+    })
+
+  it("a password of spaces, or over 1024 bytes, is refused; a long one at login is not hashed", async () => {
+    const spaces = await signupWith(app, "spaces@example.test", " ".repeat(10))
+    expect(spaces.status).toBe(400)
+    expect(await spaces.json()).toEqual({ error: "password must not be only whitespace" })
+    const long = await signupWith(app, "long@example.test", "x".repeat(1025))
+    expect(long.status).toBe(400)
+    expect(await long.json()).toEqual({ error: "password must be at most 1024 bytes" })
+    expect((await signupWith(app, "max@example.test", "é".repeat(512))).status).toBe(201)
+    const started = performance.now()
+    const login = await app.fetch("/api/v1/auth/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "max@example.test", password: "x".repeat(8 * 1024 * 1024) })
+    })
+    expect(login.status).toBe(401)
+    expect(performance.now() - started).toBeLessThan(2_000)
+  })
+
+  it("X-Forwarded-Proto sets Secure only with TRUST_PROXY", async () => {
+    const direct = await signupWith(app, "proto@example.test", "a long password", { "x-forwarded-proto": "https" })
+    expect(direct.status).toBe(201)
+    expect(direct.headers.get("set-cookie")).not.toContain("Secure")
+    const behind = await signupWith(proxied, "proto@example.test", "a long password", { "x-forwarded-proto": "https" })
+    expect(behind.status).toBe(201)
+    expect(behind.headers.get("set-cookie")).toContain("Secure")
+  })
+
+  it("a brand slug is at most 64 characters", async () => {
+    const cookie = await signup(app, "slugs@example.test")
+    const brand = (slug: string) =>
+      app.fetch("/api/v1/me/brands", {
+        method: "POST",
+        headers: { cookie, "content-type": "application/json" },
+        body: JSON.stringify({ brand_slug: slug, brand_name: "X", domain: "x.com", vertical: "saas" })
+      })
+    const long = await brand("a".repeat(65))
+    expect(long.status).toBe(400)
+    expect(await long.json()).toEqual({ error: "invalid brand_slug: must be at most 64 characters" })
+    expect((await brand("a".repeat(64))).status).toBe(201)
   })
 })
