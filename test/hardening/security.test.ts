@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
+import { Option, Redacted } from "effect"
 import type { RateLimitRule, RateLimitRules } from "../../src/platform/Config.js"
 import { bearer, createBrand, createKey, databaseBackends, makeTestApp, signup, type TestApp } from "../helpers/app.js"
 
@@ -202,11 +203,16 @@ describe("one bounded inflater for every gzip body", () => {
   })
 })
 
-describe("POST /mcp: bounded batches, every call counted, standard JSON-RPC errors", () => {
+// In process, and through Redis (one token per message of a batch in the Lua script too) when REDIS_URL is set.
+const stores = process.env.REDIS_URL ? ["memory", "redis"] as const : ["memory"] as const
+for (const store of stores) describe(`POST /mcp: bounded batches, every call counted (${store}), standard JSON-RPC errors`, () => {
   let app: TestApp
   let key: string
   beforeAll(async () => {
-    app = await makeTestApp("fake", { config: { rateLimits: rules({ apiKey: { limit: 10, windowSeconds: 600 } }) } })
+    const redis = store === "redis"
+      ? { redisUrl: Option.some(Redacted.make(process.env.REDIS_URL!)), redisPrefix: `aiv-test-${crypto.randomUUID()}:` }
+      : {}
+    app = await makeTestApp("fake", { config: { rateLimits: rules({ apiKey: { limit: 10, windowSeconds: 600 } }), ...redis } })
     const cookie = await signup(app, "mcp-batch@example.test")
     key = (await createKey(app, cookie)).key
   })
