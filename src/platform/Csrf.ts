@@ -3,8 +3,8 @@ import { canonicalPath } from "./CanonicalPath.js"
 
 /**
  * The cross-site request forgery guard of the cookie surface (docs/security.md). A browser
- * attaches the session cookie by itself, so a state-changing request under /api/v1 (or any
- * state-changing request carrying the session cookie) must show it comes from this origin:
+ * attaches the session cookie by itself, so a state-changing request under /api/v1 (the only
+ * place the cookie is honoured) must show it comes from this origin:
  *
  * - an Origin header naming another origin (or `null`) is refused, 403 `foreign origin`;
  * - with the session cookie and no Origin, it is refused unless Sec-Fetch-Site says
@@ -60,8 +60,10 @@ export interface CsrfRefusal {
 /** Why the request is refused, or null when it may go on. */
 export const csrfRefusal = (request: HttpServerRequest.HttpServerRequest): CsrfRefusal | null => {
   if (!STATE_CHANGING.has(request.method)) return null
+  // The session cookie is honoured under /api/v1 only; elsewhere (the tag's collect endpoint, posted
+  // from customers' pages, maybe same-site) a cookie the browser attaches grants nothing.
+  if (!canonicalPath(request.url).startsWith("/api/v1/")) return null
   const cookie = hasSessionCookie(request)
-  if (!cookie && !canonicalPath(request.url).startsWith("/api/v1/")) return null
   const origin = request.headers["origin"]
   if (origin !== undefined && origin !== "") {
     if (foreign(request, origin)) return { status: 403, error: "foreign origin" }

@@ -109,6 +109,11 @@ describe("the tag's bodies and script", () => {
     expect(pulled).toBeLessThan(1024 * 1024)
   })
 
+  it("a same-site page posting with the visitor's session cookie is not refused by the dashboard's CSRF guard", async () => {
+    const response = await collect(app, { s: t.siteId, u: "/same-site" }, { cookie: t.cookie, origin: "https://www.acme.test" })
+    expect(response.status).toBe(204)
+  })
+
   it("/tag.js ignores X-Forwarded-Host without TRUST_PROXY and says what it varies on", async () => {
     const response = await untrusted.fetch(`/tag.js?site_id=${t.siteId}`, {
       headers: { host: "localhost", "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" }
