@@ -79,9 +79,9 @@ export const edgeMiddleware = (app: HttpApp.Default): HttpApp.Default => {
   const routed: HttpApp.Default<unknown> = app
   return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     {
-      // The CSRF guard of the cookie surface (src/platform/Csrf.ts).
       // A NUL character (or a malformed escape) in the path or query is bad input, whatever the parameter.
       if (!storableTarget(request.url)) return Effect.succeed(jsonError(400, UNSTORABLE_TEXT))
+      // The CSRF guard of the cookie surface (src/platform/Csrf.ts).
       const refusal = csrfRefusal(request)
       return refusal === null ? routed : Effect.succeed(jsonError(refusal.status, refusal.error))
     }).pipe(
