@@ -238,6 +238,14 @@ export const splitBody = (
 
 const INVALID_JSON = Symbol("invalid JSON")
 
+/** Whether any string of a parsed record holds a NUL character (an error line, not a failed import). */
+const holdsNul = (value: unknown): boolean => {
+  if (typeof value === "string") return value.includes("\u0000")
+  if (Array.isArray(value)) return value.some(holdsNul)
+  if (typeof value === "object" && value !== null) return Object.entries(value).some(([k, v]) => k.includes("\u0000") || holdsNul(v))
+  return false
+}
+
 // ---------------------------------------------------------------------------
 // The service
 // ---------------------------------------------------------------------------
@@ -330,7 +338,11 @@ export const ObservationsLive = Layer.effect(
         const rows: Array<StoredObservation> = []
         let duplicates = 0
         for (const { line, value } of records) {
-          const input = value === INVALID_JSON ? "invalid JSON" : validateObservation(value, nowMs)
+          const input = value === INVALID_JSON
+            ? "invalid JSON"
+            : holdsNul(value)
+            ? "text with a NUL character (PostgreSQL cannot store it)"
+            : validateObservation(value, nowMs)
           if (typeof input === "string") {
             errors.push({ line, error: input })
             continue

@@ -323,6 +323,28 @@ for (const backend of databaseBackends()) {
       })
       expect(prompt.status).toBe(400)
     })
+
+    it("in an imported observation: that record is an error line, the others are stored", async () => {
+      const observation = (i: number, extra: Record<string, unknown> = {}) => ({
+        prompt: "best crm",
+        engine: "perplexity",
+        region: "US",
+        language: "en",
+        observed_at: new Date(Date.UTC(2026, 0, 1, 8, 0, i)).toISOString(),
+        response: `Acme answer ${i}`,
+        citations: [],
+        ...extra
+      })
+      const response = await app.fetch("/api/v1/me/brands/acme/observations", {
+        method: "POST",
+        headers: { cookie, "content-type": "application/json" },
+        body: JSON.stringify([observation(1), observation(2, { response: "bad\u0000text" }), observation(3)])
+      })
+      expect(response.status).toBe(200)
+      const body = (await response.json()) as { imported: number; errors: Array<{ line: number; error: string }> }
+      expect(body.imported).toBe(2)
+      expect(body.errors).toEqual([{ line: 2, error: expect.stringContaining("NUL") }])
+    })
   })
 }
 
