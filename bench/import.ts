@@ -71,7 +71,7 @@ console.log(`baseline, analysis alone: ${((performance.now() - t) / 1000).toFixe
 
 const importOnce = async (label: string) => {
   const start = performance.now()
-  const response = await call("/api/v1/me/brands/northwind/observations", { method: "POST", headers: { cookie }, body })
+  const response = await call("/api/v1/me/brands/northwind/observations", { method: "POST", headers: { cookie, "content-type": "application/json", "sec-fetch-site": "same-origin" }, body })
   const result = (await response.json()) as { imported: number; skipped: number; errors: Array<unknown> }
   const seconds = (performance.now() - start) / 1000
   console.log(`${label}: ${seconds.toFixed(2)} s (${Math.round(records.length / seconds).toLocaleString("en")} observations/s) -> imported ${result.imported}, skipped ${result.skipped}, errors ${result.errors.length}`)

@@ -71,12 +71,12 @@ const db = postgres(databaseUrl, { max: 4, onnotice: () => {} })
 await db`update accounts set plan_id = 'enterprise'`
 const brand = (await (await fetch(`${base}/api/v1/me/brands`, {
   method: "POST",
-  headers: { "content-type": "application/json", cookie },
+  headers: { "content-type": "application/json", cookie, "sec-fetch-site": "same-origin" },
   body: JSON.stringify({ brand_slug: "acme", brand_name: "Acme", domain: "acme.example", vertical: "saas" })
 })).json()) as { id: number; site_id: string }
 const { key } = (await (await fetch(`${base}/api/v1/me/api-keys`, {
   method: "POST",
-  headers: { "content-type": "application/json", cookie },
+  headers: { "content-type": "application/json", cookie, "sec-fetch-site": "same-origin" },
   body: JSON.stringify({ name: "bench" })
 })).json()) as { key: string }
 const accountId = (await db<Array<{ account_id: number }>>`select account_id::int from brands where id = ${brand.id}`)[0]!.account_id

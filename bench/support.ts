@@ -86,13 +86,13 @@ export const seedAccount = async (base: string, databaseUrl: string, brands: num
   for (const slug of slugs) {
     const r = await fetch(`${base}/api/v1/me/brands`, {
       method: "POST",
-      headers: { ...json, cookie },
+      headers: { ...json, cookie, "sec-fetch-site": "same-origin" },
       body: JSON.stringify({ brand_slug: slug, brand_name: slug, domain: `${slug}.example`, vertical: "saas" })
     })
     if (r.status !== 201) throw new Error(`brand ${r.status}: ${await r.text()}`)
     sites.push({ slug, siteId: ((await r.json()) as { site_id: string }).site_id })
   }
-  const k = await fetch(`${base}/api/v1/me/api-keys`, { method: "POST", headers: { ...json, cookie }, body: JSON.stringify({ name: "bench" }) })
+  const k = await fetch(`${base}/api/v1/me/api-keys`, { method: "POST", headers: { ...json, cookie, "sec-fetch-site": "same-origin" }, body: JSON.stringify({ name: "bench" }) })
   const { key } = (await k.json()) as { key: string }
   return { key, sites, cookie }
 }
@@ -153,7 +153,7 @@ export const inProcessApp = async (databaseUrl: string) => {
   const { dispose, handler } = HttpApiBuilder.toWebHandler(app)
   const call = (path: string, init: RequestInit = {}) => handler(new Request(`http://localhost${path}`, init))
   const postJson = async (path: string, body: unknown, cookie = "") => {
-    const response = await call(path, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify(body) })
+    const response = await call(path, { method: "POST", headers: { "content-type": "application/json", cookie, "sec-fetch-site": "same-origin" }, body: JSON.stringify(body) })
     if (response.status >= 300) throw new Error(`${path}: ${response.status} ${await response.text()}`)
     return response
   }

@@ -1,10 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { BunHttpServer, BunRuntime } from "@effect/platform-bun"
+import { BunRuntime } from "@effect/platform-bun"
 import { Effect, Layer, Logger } from "effect"
 import { ApiLive, makeServices, RepositoriesLive } from "./layers.js"
 import { AppConfig, AppConfigLive, configSummary } from "./platform/Config.js"
 import { MigratedSqlLive } from "./platform/Database.js"
 import { BUN_BODY_LIMIT } from "./platform/Hardening.js"
+import { layerListenWhenReady } from "./platform/ListenWhenReady.js"
 import { GracefulShutdownLive } from "./platform/Shutdown.js"
 import { DemoOnStartLive } from "./visibility/DemoOnStart.js"
 import { ScannerLive } from "./visibility/Scanner.js"
@@ -26,7 +27,8 @@ export const ServerLive = Layer.unwrapEffect(
       Layer.provide(DemoOnStartLive),
       Layer.provide(makeServices({ repositories: RepositoriesLive })),
       Layer.provide(
-        BunHttpServer.layer({ port: config.port, hostname: config.host, maxRequestBodySize: BUN_BODY_LIMIT })
+        // The port is bound only when the app is installed: never a 404 that is not the app's (docs/security.md).
+        layerListenWhenReady({ port: config.port, hostname: config.host, maxRequestBodySize: BUN_BODY_LIMIT })
       ),
       // The effective settings, secrets redacted.
       Layer.tap(() => Effect.logInfo("configuration").pipe(Effect.annotateLogs(configSummary(config))))

@@ -45,9 +45,11 @@ describe("smoke: the real server", () => {
     const cookie = signup.headers.get("set-cookie")!.split(";")[0]!
     const created = await fetch(`${base}/api/v1/me/api-keys`, {
       method: "POST",
-      headers: { "content-type": "application/json", cookie },
+      // A cookie-authenticated change names its origin, as a browser does (docs/security.md).
+      headers: { "content-type": "application/json", cookie, origin: base },
       body: JSON.stringify({ name: "smoke" })
     })
+    expect(created.status).toBe(201)
     const { key } = (await created.json()) as { key: string }
     const brands = await fetch(`${base}/api/public/v1/brands`, { headers: { authorization: `Bearer ${key}` } })
     expect(brands.status).toBe(200)

@@ -40,6 +40,9 @@ export interface AccountsShape {
 export class Accounts extends Context.Tag("Accounts")<Accounts, AccountsShape>() {}
 
 const PASSWORD_MIN = 10
+/** The longest password (UTF-8 bytes): hashing costs grow with it, and no person types more (docs/security.md). */
+export const PASSWORD_MAX_BYTES = 1024
+const byteLength = (text: string) => Buffer.byteLength(text, "utf8")
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 const NOT_SIGNED_IN = new Unauthorized({ error: "not signed in" })
 const INVALID_CREDENTIALS = new Unauthorized({ error: "invalid credentials" })
@@ -68,6 +71,10 @@ export const AccountsLive = Layer.effect(
         if (input.password.length < PASSWORD_MIN) {
           return yield* Effect.fail(badRequest(`password must be at least ${PASSWORD_MIN} characters`))
         }
+        if (input.password.trim() === "") return yield* Effect.fail(badRequest("password must not be only whitespace"))
+        if (byteLength(input.password) > PASSWORD_MAX_BYTES) {
+          return yield* Effect.fail(badRequest(`password must be at most ${PASSWORD_MAX_BYTES} bytes`))
+        }
         if (accountName === "") return yield* Effect.fail(badRequest("account_name required"))
         const passwordHash = yield* passwords.hash(input.password)
         const created = yield* repo.createAccountWithUser({ accountName: accountName.slice(0, 200), email, passwordHash }).pipe(
@@ -78,6 +85,8 @@ export const AccountsLive = Layer.effect(
 
     const login: AccountsShape["login"] = (input) =>
       Effect.gen(function*() {
+        // No stored password is this long: refused before any hashing (an 8 MiB password is not hashed).
+        if (byteLength(input.password) > PASSWORD_MAX_BYTES) return yield* Effect.fail(INVALID_CREDENTIALS)
         const user = yield* repo.findUserByEmail(input.email.trim())
         if (Option.isNone(user)) {
           // Same work as a real check, so timing does not tell which emails exist.

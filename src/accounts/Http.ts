@@ -5,6 +5,8 @@ import { Accounts } from "./Accounts.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { BearerAuth, CurrentUser, SESSION_COOKIE, SessionAuth } from "./Api.js"
 import { noteAccount } from "../platform/Hardening.js"
+import { AgentsConfig } from "../agents/Config.js"
+import { AppConfig } from "../platform/Config.js"
 import { ForwardedAccount } from "./Forwarded.js"
 
 /** The bearer check reads the raw header: HttpApiSecurity.bearer cannot tell "missing" from "Basic x". */
@@ -33,18 +35,29 @@ export const SessionAuthLive = Layer.effect(
     }))
 )
 
-/** Secure only when the request came over TLS (directly or through a proxy), so plain-http localhost works. */
-const isHttps = (request: HttpServerRequest.HttpServerRequest) =>
-  request.headers["x-forwarded-proto"] === "https" || request.url.startsWith("https:")
+/**
+ * Secure when the server is reached over TLS, by configuration or trusted headers only: PUBLIC_URL
+ * starting https://, or X-Forwarded-Proto: https from the proxy with TRUST_PROXY (any client can
+ * send that header), or a TLS request. Plain-http localhost keeps working (docs/security.md).
+ */
+const isHttps = (request: HttpServerRequest.HttpServerRequest, secure: SecureCookieRule) =>
+  secure.publicHttps ||
+  (secure.trustProxy && request.headers["x-forwarded-proto"]?.split(",")[0]?.trim().toLowerCase() === "https") ||
+  (request.source instanceof Request && request.source.url.startsWith("https:"))
 
-const setSessionCookie = (token: string, expires: Date | undefined) =>
+interface SecureCookieRule {
+  readonly publicHttps: boolean
+  readonly trustProxy: boolean
+}
+
+const setSessionCookie = (token: string, expires: Date | undefined, secure: SecureCookieRule) =>
   HttpApp.appendPreResponseHandler((request, response) =>
     Effect.orDie(
       HttpServerResponse.setCookie(response, SESSION_COOKIE, token, {
         httpOnly: true,
         sameSite: "lax",
         path: "/",
-        secure: isHttps(request),
+        secure: isHttps(request, secure),
         ...(expires ? { expires } : { maxAge: 0 })
       })
     )
@@ -53,17 +66,23 @@ const setSessionCookie = (token: string, expires: Date | undefined) =>
 export const AuthHttpLive = HttpApiBuilder.group(ServerApi, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
+    const { trustProxy } = yield* AppConfig
+    const { publicUrl } = yield* AgentsConfig
+    const secure: SecureCookieRule = {
+      trustProxy,
+      publicHttps: Option.isSome(publicUrl) && publicUrl.value.toLowerCase().startsWith("https://")
+    }
     return handlers
       .handle("signup", ({ payload }) =>
-        Effect.tap(accounts.signup(payload), (signedIn) => setSessionCookie(signedIn.token, signedIn.expiresAt)).pipe(
+        Effect.tap(accounts.signup(payload), (signedIn) => setSessionCookie(signedIn.token, signedIn.expiresAt, secure)).pipe(
           Effect.map((signedIn) => signedIn.body)
         ))
       .handle("login", ({ payload }) =>
-        Effect.tap(accounts.login(payload), (signedIn) => setSessionCookie(signedIn.token, signedIn.expiresAt)).pipe(
+        Effect.tap(accounts.login(payload), (signedIn) => setSessionCookie(signedIn.token, signedIn.expiresAt, secure)).pipe(
           Effect.map((signedIn) => signedIn.body)
         ))
       .handle("logout", ({ request }) =>
-        Effect.zipRight(accounts.logout(request.cookies[SESSION_COOKIE] ?? ""), setSessionCookie("", undefined)))
+        Effect.zipRight(accounts.logout(request.cookies[SESSION_COOKIE] ?? ""), setSessionCookie("", undefined, secure)))
   }))
 
 export const MeHttpLive = HttpApiBuilder.group(ServerApi, "me", (handlers) =>

@@ -3,29 +3,37 @@ import { Effect, Option } from "effect"
 import { CurrentAccount } from "../accounts/Api.js"
 import { ServerApi } from "../api.js"
 import { Agents } from "./Agents.js"
+import { AppConfig } from "../platform/Config.js"
 import { AgentsConfig } from "./Config.js"
 
 /**
- * The server's base URL as the client reached it (for the tag snippet), unless PUBLIC_URL says:
- * X-Forwarded-Proto/-Host from a proxy, else the Host header, else the request URL's host.
+ * The server's base URL for the tag snippet: PUBLIC_URL when set; else from the request, the
+ * X-Forwarded-Proto/-Host of the proxy only with TRUST_PROXY (any client can send those headers),
+ * else the Host header, else the request URL's host (docs/security.md).
  */
-export const publicBaseOf = (request: HttpServerRequest.HttpServerRequest, configured: Option.Option<string>) => {
+export const publicBaseOf = (request: HttpServerRequest.HttpServerRequest, configured: Option.Option<string>, trustProxy = false) => {
   if (Option.isSome(configured)) return configured.value
   const first = (value: string | undefined) => value?.split(",")[0]?.trim() || undefined
+  const forwarded = (name: string) => (trustProxy ? first(request.headers[name]) : undefined)
   const sourceUrl = request.source instanceof Request ? new URL(request.source.url) : undefined
-  const host = first(request.headers["x-forwarded-host"]) ?? request.headers["host"] ?? sourceUrl?.host ?? "localhost"
-  const proto = first(request.headers["x-forwarded-proto"]) ?? sourceUrl?.protocol.replace(":", "") ?? "http"
+  const host = forwarded("x-forwarded-host") ?? request.headers["host"] ?? sourceUrl?.host ?? "localhost"
+  const proto = forwarded("x-forwarded-proto") ?? sourceUrl?.protocol.replace(":", "") ?? "http"
   return `${proto === "https" ? "https" : "http"}://${host.replace(/[^A-Za-z0-9.:\-[\]]/g, "")}`
 }
+
+/** The request headers a base URL from publicBaseOf depends on, for `Vary` (none with PUBLIC_URL). */
+export const publicBaseVary = (configured: Option.Option<string>, trustProxy: boolean): string | undefined =>
+  Option.isSome(configured) ? undefined : trustProxy ? "Host, X-Forwarded-Host, X-Forwarded-Proto" : "Host"
 
 export const AgentsLive = HttpApiBuilder.group(ServerApi, "agents", (handlers) =>
   Effect.gen(function*() {
     const agents = yield* Agents
     const config = yield* AgentsConfig
+    const { trustProxy } = yield* AppConfig
     return handlers
       .handle("dashboard", ({ path, request, urlParams }) =>
         Effect.flatMap(CurrentAccount, ({ accountId }) =>
-          agents.dashboard(accountId, path.slug, urlParams, publicBaseOf(request, config.publicUrl))))
+          agents.dashboard(accountId, path.slug, urlParams, publicBaseOf(request, config.publicUrl, trustProxy))))
       .handle("pages", ({ path, urlParams }) =>
         Effect.flatMap(CurrentAccount, ({ accountId }) => agents.pages(accountId, path.slug, urlParams)))
       .handle("searchPerformance", ({ path, urlParams }) =>

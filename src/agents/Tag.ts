@@ -3,16 +3,18 @@ import { Effect, Layer, Option } from "effect"
 import { BrandsRepo } from "../brands/Repo.js"
 import { loadCatalog, markersFor } from "../catalog/Classifier.js"
 import { Ingestion } from "../ingestion/Ingestion.js"
+import { clientIp } from "../platform/ClientIp.js"
+import { AppConfig } from "../platform/Config.js"
 import { RateLimiter, rateLimitedResponse, withRateLimitHeaders } from "../platform/RateLimiter.js"
 import { AgentsConfig } from "./Config.js"
-import { publicBaseOf } from "./Http.js"
+import { publicBaseOf, publicBaseVary } from "./Http.js"
 
 /**
  * The JavaScript tag (issue 5, docs/agents.md): GET /tag.js?site_id=<uuid> serves a small script bound
  * to that site; on each page load whose User-Agent carries a marker of the crawler catalog it posts
  * {s: site id, u: path and query, h: host, r: referrer} to POST /tag/collect with navigator.sendBeacon
  * (text/plain: no CORS preflight). The collect endpoint is public (the site id is public anyway),
- * rate-limited per site, classifies the request's User-Agent header with the same catalog, and
+ * has its own allowance (per site, per client IP, per day; never the server-log cap), classifies the request's User-Agent header with the same catalog, and
  * stores an agent's page load through the ingestion path with channel `tag`.
  */
 
@@ -40,6 +42,34 @@ const status = (code: number, error?: string) =>
     ? HttpServerResponse.empty({ status: code, headers: CORS })
     : HttpServerResponse.unsafeJson({ error }, { status: code, headers: CORS })
 
+/** The body as text, or null past `max` bytes (read no further than that, whatever the headers said). */
+const readAtMost = (request: HttpServerRequest.HttpServerRequest, max: number): Effect.Effect<string | null> => {
+  const source = request.source
+  if (!(source instanceof Request)) return Effect.orElseSucceed(request.text, () => "")
+  if (source.body === null) return Effect.succeed("")
+  const body = source.body
+  return Effect.promise(async () => {
+    const reader = body.getReader()
+    const chunks: Array<Uint8Array> = []
+    let total = 0
+    try {
+      for (;;) {
+        const { done, value } = await reader.read()
+        if (done) break
+        total += value.byteLength
+        if (total > max) {
+          await reader.cancel().catch(() => undefined)
+          return null
+        }
+        chunks.push(value)
+      }
+    } catch {
+      return ""
+    }
+    return Buffer.concat(chunks).toString("utf8")
+  })
+}
+
 const str = (v: unknown, max: number) => (typeof v === "string" ? v.slice(0, max) : "")
 
 export const TagLive = HttpApiBuilder.Router.use((router) =>
@@ -49,6 +79,8 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
     const config = yield* AgentsConfig
     const limiter = yield* RateLimiter
     const markers = tagMarkers()
+    const appConfig = yield* AppConfig
+    const vary = publicBaseVary(config.publicUrl, appConfig.trustProxy)
 
     yield* router.get(
       TAG_PATH,
@@ -65,8 +97,10 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
           })
         if (!UUID.test(siteId)) return js("/* invalid site_id: must be the brand's site id (a UUID) */\n", 400, "no-store")
         if (Option.isNone(yield* brands.findBySiteId(siteId.toLowerCase()))) return js("/* unknown site_id */\n", 404, "no-store")
-        const collectUrl = `${publicBaseOf(request, config.publicUrl)}${COLLECT_PATH}`
-        return js(tagScript(siteId.toLowerCase(), collectUrl, markers), 200, "public, max-age=3600")
+        // From PUBLIC_URL, or from headers a shared cache keys on (Vary): never an untrusted proxy header.
+        const collectUrl = `${publicBaseOf(request, config.publicUrl, appConfig.trustProxy)}${COLLECT_PATH}`
+        const answer = js(tagScript(siteId.toLowerCase(), collectUrl, markers), 200, "public, max-age=3600")
+        return vary === undefined ? answer : HttpServerResponse.setHeader(answer, "vary", vary)
       })
     )
 
@@ -76,7 +110,9 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
         const request = yield* HttpServerRequest.HttpServerRequest
         const length = Number(request.headers["content-length"] ?? 0)
         if (length > MAX_COLLECT_BYTES) return status(413, "body too large")
-        const text = yield* Effect.orElseSucceed(request.text, () => "")
+        // Counted as it is read, so a chunked body (no Content-Length) stops at the cap too.
+        const text = yield* readAtMost(request, MAX_COLLECT_BYTES)
+        if (text === null) return status(413, "body too large")
         let body: Record<string, unknown> = {}
         try {
           const parsed: unknown = JSON.parse(text)
@@ -86,19 +122,20 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
         }
         const siteId = str(body["s"], 64).trim().toLowerCase()
         if (!UUID.test(siteId)) return status(400, "invalid site_id")
-        // Per site, shared by every server process through Redis when REDIS_URL is set (RateLimiter).
-        const decision = yield* limiter.checkSite(siteId)
+        // The tag's own allowance: per site (a minute's, a day's) and per client IP (a day's), shared by
+        // every server process through Redis when REDIS_URL is set (RateLimiter). Never the server-log cap.
+        const ip = clientIp(request, appConfig.trustProxy)
+        const decision = yield* limiter.checkCollect(siteId, ip ?? "unknown")
         if (Option.isSome(decision) && !decision.value.allowed) {
           return HttpServerResponse.setHeaders(rateLimitedResponse(decision.value), CORS)
         }
-        const forwarded = request.headers["x-forwarded-for"]?.split(",")[0]?.trim()
         const stored = yield* ingestion.tag({
           siteId,
           ua: str(request.headers["user-agent"], 1024),
           url: str(body["u"], 2048) || "/",
           host: str(body["h"], 255),
           referrer: str(body["r"], 1024),
-          clientIp: forwarded === undefined || forwarded === "" ? null : forwarded.slice(0, 64)
+          clientIp: ip
         }).pipe(
           Effect.map(() => withRateLimitHeaders(status(204), decision)),
           Effect.catchTags({
@@ -112,4 +149,4 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
   })
 )
 
-export const TagHttpLive: Layer.Layer<never, never, Ingestion | BrandsRepo | AgentsConfig | RateLimiter> = TagLive
+export const TagHttpLive: Layer.Layer<never, never, Ingestion | BrandsRepo | AgentsConfig | RateLimiter | AppConfig> = TagLive

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { gunzipSync } from "node:zlib"
+import { gunzipBounded, isGzip } from "../platform/Inflate.js"
 import { IngestConfig } from "./Config.js"
 import { type LogFormat, LogDecoder } from "./formats/index.js"
 import { gunzipTruncated } from "./formats/gzip.js"
@@ -31,17 +31,8 @@ export class DrainDecoder extends Context.Tag("DrainDecoder")<DrainDecoder, Drai
 
 const unparseable = (why: string): DecodedDelivery => ({ scanned: 0, requests: [], unparseable: why })
 
-export const isGzip = (bytes: Uint8Array) => bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b
-
-/** Inflates with a bound; null when the data is not valid gzip or inflates past `maxBytes`. */
-export const gunzipBounded = (bytes: Uint8Array, maxBytes: number): { ok: Uint8Array } | { error: string } => {
-  try {
-    return { ok: gunzipSync(bytes, { maxOutputLength: maxBytes }) }
-  } catch (error) {
-    const code = (error as { code?: string }).code
-    return { error: code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError ? "inflates too large" : "bad gzip" }
-  }
-}
+// The service's one bounded inflater (src/platform/Inflate.ts), re-exported for the ingestion code.
+export { gunzipBounded, isGzip } from "../platform/Inflate.js"
 
 const utf8 = new TextDecoder("utf-8")
 

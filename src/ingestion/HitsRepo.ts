@@ -35,6 +35,10 @@ export interface StoreInput {
    */
   readonly cap: number | null
   readonly referrals: ReadonlyArray<ReferralRow>
+  /** Hits nobody authenticated (the JavaScript tag): stored marked so (default false). */
+  readonly unauthenticated?: boolean
+  /** Whether the stored hits count in the month's usage (default true; the tag's do not). */
+  readonly countUsage?: boolean
 }
 
 /**
@@ -96,9 +100,10 @@ export const HitsRepoLive = Layer.effect(
           limit ${input.limit}
         ), ins as (
           insert into crawler_hits (brand_id, record_key, account_id, ts, bot, vendor, kind, host, path, query, method,
-                                    status, client_ip, country, referrer, channel, verification, verify_pending)
+                                    status, client_ip, country, referrer, channel, verification, verify_pending, unauthenticated)
           select ${input.brandId}, record_key, ${input.accountId}, to_timestamp(ms / 1000.0), bot, vendor, kind, host, path,
-                 query, method, status, client_ip, country, referrer, ${input.channel}, verification, verify_pending
+                 query, method, status, client_ip, country, referrer, ${input.channel}, verification, verify_pending,
+                 ${input.unauthenticated === true}
           from hit_rows
           on conflict (brand_id, record_key) do nothing
           returning ts, path, bot, vendor, kind, status, verification
@@ -173,7 +178,8 @@ export const HitsRepoLive = Layer.effect(
         ), counted as (
           -- Last, so the usage row is locked only from here to the commit (Quota.withinCap).
           insert into monthly_usage (account_id, month, events, cap)
-          select ${input.accountId}, ${input.month}::date, count(*), ${input.cap}::bigint from ins having count(*) > 0
+          select ${input.accountId}, ${input.month}::date, count(*), ${input.cap}::bigint from ins
+          having count(*) > 0 and ${input.countUsage !== false}
           on conflict (account_id, month) do update set events = monthly_usage.events + excluded.events, cap = excluded.cap
           returning events
         )

@@ -349,10 +349,24 @@ export const IngestionServiceLive = Layer.effect(
           vendor: agent.vendor,
           kind: agent.kind
         }
-        const plan = yield* accounts.planOf(brand.accountId)
-        const result = yield* store({ brand, plan, channel: "tag", receivedAt, hits: [hit], referrals: [] })
-        yield* alerts.delivery({ accountId: brand.accountId, siteId: input.siteId, channel: "tag", format: "beacon", records: 1, accepted: result.accepted, unparseable: 0, signatureFailure: false })
-        return result.accepted
+        // Anonymous (the site id is public): marked unauthenticated, and never counted in nor refused by
+        // the server-log monthly cap; the tag's own allowance is the collect endpoint's (docs/security.md).
+        // Nor does it raise crawler.new_bot: anyone could forge one (docs/webhooks.md).
+        const verdicts = yield* verification.verdicts([hit])
+        const stored = yield* hitsRepo.store({
+          accountId: brand.accountId,
+          brandId: brand.id,
+          channel: "tag",
+          month: monthStart(new Date(receivedAt)),
+          hits: [{ ...hit, ...verdicts[0] }],
+          limit: 1,
+          cap: null,
+          referrals: [],
+          unauthenticated: true,
+          countUsage: false
+        }).pipe(Effect.orDie)
+        yield* alerts.delivery({ accountId: brand.accountId, siteId: input.siteId, channel: "tag", format: "beacon", records: 1, accepted: stored.stored, unparseable: 0, signatureFailure: false })
+        return stored.stored
       })
 
     return { batch, drain, replay, tag }

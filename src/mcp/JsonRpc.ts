@@ -1,4 +1,5 @@
 import { McpSchema } from "@effect/ai"
+import { HttpServerResponse } from "@effect/platform"
 import { RpcSerialization } from "@effect/rpc"
 import { Either, Layer, ParseResult, Schema } from "effect"
 
@@ -193,3 +194,27 @@ export const makeMcpJsonRpc = (extendResult: ResultExtender): RpcSerialization.R
 /** The serialization layer of the /mcp protocol. */
 export const layerMcpJsonRpc = (extendResult: ResultExtender) =>
   Layer.succeed(RpcSerialization.RpcSerialization, makeMcpJsonRpc(extendResult))
+
+/** The most JSON-RPC messages one POST /mcp may carry (docs/security.md): a larger batch never runs. */
+export const MAX_BATCH = 32
+
+/**
+ * How many messages a body holds, read before the RPC server sees it so that a batch is bounded and
+ * every call in it is counted against the key's limits; a body that is not JSON counts as one (the
+ * serialization answers it with -32700).
+ */
+export const messageCount = (text: string): number => {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return Array.isArray(parsed) ? parsed.length : 1
+  } catch {
+    return 1
+  }
+}
+
+/** A protocol error answered before dispatch: HTTP 400 with a standard JSON-RPC error object. */
+export const batchTooLarge = () =>
+  HttpServerResponse.unsafeJson(
+    errorResponse(null, INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} messages`),
+    { status: 400 }
+  )

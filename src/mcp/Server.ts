@@ -1,13 +1,16 @@
 import { McpServer } from "@effect/ai"
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { RpcServer } from "@effect/rpc"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { ApiKeys } from "../accounts/ApiKeys.js"
 import { API_VERSION } from "../api.js"
-import { noteAccount } from "../platform/Hardening.js"
+import { clientIp } from "../platform/ClientIp.js"
+import { AppConfig } from "../platform/Config.js"
+import { bearerToken, keyBucket, noteAccount } from "../platform/Hardening.js"
+import { RateLimiter, rateLimitedResponse } from "../platform/RateLimiter.js"
 import { InProcessAppLive } from "../web/InProcess.js"
 import { INSTRUCTIONS, PromptsLive } from "./Guide.js"
-import { layerMcpJsonRpc } from "./JsonRpc.js"
+import { batchTooLarge, layerMcpJsonRpc, MAX_BATCH, messageCount } from "./JsonRpc.js"
 import { McpCaller, ReadToolsLive, toolOutputSchemas } from "./Tools.js"
 
 /**
@@ -53,6 +56,8 @@ const McpProtocolLive = Layer.effect(
   Effect.gen(function*() {
     const router = yield* HttpApiBuilder.Router
     const keys = yield* ApiKeys
+    const limiter = yield* RateLimiter
+    const config = yield* AppConfig
     const { httpApp, protocol } = yield* RpcServer.makeProtocolWithHttpApp
     const guarded = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -61,6 +66,19 @@ const McpProtocolLive = Layer.effect(
       if (account._tag === "Left") return unauthorized(account.left.error)
       // The request log line names the account (src/platform/Hardening.ts).
       yield* noteAccount(account.right.accountId)
+      // At most MAX_BATCH messages; the serialization answers malformed ones with JSON-RPC errors.
+      const messages = messageCount(yield* Effect.orElseSucceed(request.text, () => ""))
+      if (messages > MAX_BATCH) return batchTooLarge()
+      if (messages > 1) {
+        // The edge took one token for the request: a batch takes one more per further message.
+        const cost = messages - 1
+        const token = bearerToken(authorization) ?? ""
+        const decision = yield* limiter.check([
+          { bucket: "ip:" + (clientIp(request, config.trustProxy) ?? "unknown"), rule: limiter.rules.apiIp, cost },
+          { bucket: keyBucket(token), rule: limiter.rules.apiKey, cost }
+        ])
+        if (Option.isSome(decision) && !decision.value.allowed) return rateLimitedResponse(decision.value)
+      }
       // The tool handlers run in fibers that inherit this request's context: they read the key here.
       const response = yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
       // Only notifications or responses arrived: nothing to answer, as the transport has it.

@@ -48,6 +48,10 @@ export interface RateLimitRules {
   readonly authEmail: RateLimitRule
   /** Login and signup per client IP. */
   readonly authIp: RateLimitRule
+  /** The tag's own daily allowance per site (absent: no limit); tag hits never spend the server-log cap. */
+  readonly collectSiteDay?: RateLimitRule
+  /** The tag's own daily allowance per client IP (absent: no limit). */
+  readonly collectIpDay?: RateLimitRule
 }
 
 /** "600/60" = 600 requests per 60 seconds; "0" or "off" = no limit. */
@@ -82,7 +86,10 @@ export const RATE_LIMIT_DEFAULTS = {
   apiIp: "12000/60",
   collectSite: "6000/60",
   authEmail: "30/300",
-  authIp: "1000/300"
+  authIp: "1000/300",
+  // The tag is anonymous (its site id is public): a day's allowance per site and per client IP.
+  collectSiteDay: "50000/86400",
+  collectIpDay: "2000/86400"
 } as const
 
 const OFF: RateLimitRule = { limit: 0, windowSeconds: 1 }
@@ -105,7 +112,9 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     apiIp: rateLimitRule("RATE_LIMIT_API_IP", RATE_LIMIT_DEFAULTS.apiIp),
     collectSite: rateLimitRule("RATE_LIMIT_COLLECT_SITE", RATE_LIMIT_DEFAULTS.collectSite),
     authEmail: rateLimitRule("RATE_LIMIT_AUTH_EMAIL", RATE_LIMIT_DEFAULTS.authEmail),
-    authIp: rateLimitRule("RATE_LIMIT_AUTH_IP", RATE_LIMIT_DEFAULTS.authIp)
+    authIp: rateLimitRule("RATE_LIMIT_AUTH_IP", RATE_LIMIT_DEFAULTS.authIp),
+    collectSiteDay: rateLimitRule("RATE_LIMIT_COLLECT_SITE_DAY", RATE_LIMIT_DEFAULTS.collectSiteDay),
+    collectIpDay: rateLimitRule("RATE_LIMIT_COLLECT_IP_DAY", RATE_LIMIT_DEFAULTS.collectIpDay)
   }),
   redisUrl: optionalSecret("REDIS_URL"),
   redisPrefix: Config.string("REDIS_PREFIX").pipe(Config.withDefault("aiv:")),
@@ -154,7 +163,7 @@ export const configSummary = (config: AppConfigShape): Record<string, unknown> =
   max_body_bytes: config.maxBodyBytes,
   session_days: config.sessionDays,
   last_used_flush_seconds: config.lastUsedFlushSeconds,
-  rate_limits: Object.fromEntries(Object.entries(config.rateLimits).map(([name, rule]) => [name, ruleText(rule)])),
+  rate_limits: Object.fromEntries(Object.entries(config.rateLimits).flatMap(([name, rule]) => rule === undefined ? [] : [[name, ruleText(rule)]])),
   rate_limit_store: Option.isSome(config.redisUrl) ? "redis (REDIS_URL set, redacted)" : "in process",
   redis_prefix: config.redisPrefix,
   trust_proxy: config.trustProxy,

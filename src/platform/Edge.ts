@@ -2,6 +2,8 @@ import { HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } 
 import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option } from "effect"
+import { csrfRefusal } from "./Csrf.js"
+import { isUnstorableText } from "./SqlErrors.js"
 
 /**
  * The outermost layer of every request: whatever a handler did not answer itself
@@ -22,23 +24,23 @@ export const decodeErrorMessage = (error: HttpApiError.HttpApiDecodeError): stri
   return `invalid ${name}: ${message}`
 }
 
-const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"])
+const UNSTORABLE_TEXT = "invalid request: text with a NUL character or invalid UTF-8"
 
 /**
- * CSRF guard of the cookie surface: a state-changing /api/v1 request whose Origin is
- * another site is refused (SameSite=Lax cookies already stay home on cross-site POSTs).
+ * The request target's escapes decode to text PostgreSQL can store: no NUL, and each run of
+ * escapes valid UTF-8 (a lone `%` not followed by two hex digits is left to the parameter parser).
  */
-const foreignOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  if (!STATE_CHANGING.has(request.method) || !request.url.startsWith("/api/v1/")) return false
-  const origin = request.headers["origin"]
-  if (origin === undefined || origin === "") return false
-  // The Host header; a web Request built in process may carry its host only in its URL.
-  const host = request.headers["host"] ?? (request.source instanceof Request ? new URL(request.source.url).host : undefined)
-  try {
-    return origin === "null" || host === undefined || new URL(origin).host.toLowerCase() !== host.toLowerCase()
-  } catch {
-    return true
+const storableTarget = (url: string): boolean => {
+  if (!url.includes("%")) return true
+  if (/%00/.test(url)) return false
+  for (const run of url.match(/(?:%[0-9A-Fa-f]{2})+/g) ?? []) {
+    try {
+      decodeURIComponent(run)
+    } catch {
+      return false
+    }
   }
+  return true
 }
 
 const API_ERROR_TAGS = new Set([
@@ -63,6 +65,7 @@ const fromDefect = (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
     const defect = Cause.squash(cause)
     if (isBodyDecodeDefect(defect)) return jsonError(400, "invalid JSON body")
+    if (defect instanceof SqlError && isUnstorableText(defect.cause)) return jsonError(400, UNSTORABLE_TEXT)
     if (defect instanceof SqlError) {
       yield* Effect.logError("database unavailable", cause)
       return jsonError(503, "service unavailable")
@@ -75,7 +78,13 @@ export const edgeMiddleware = (app: HttpApp.Default): HttpApp.Default => {
   // Typed as never-failing, the routed app does fail at run time: decode errors, unknown routes, API errors.
   const routed: HttpApp.Default<unknown> = app
   return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    foreignOrigin(request) ? Effect.succeed(jsonError(403, "foreign origin")) : routed).pipe(
+    {
+      // A NUL character (or a malformed escape) in the path or query is bad input, whatever the parameter.
+      if (!storableTarget(request.url)) return Effect.succeed(jsonError(400, UNSTORABLE_TEXT))
+      // The CSRF guard of the cookie surface (src/platform/Csrf.ts).
+      const refusal = csrfRefusal(request)
+      return refusal === null ? routed : Effect.succeed(jsonError(refusal.status, refusal.error))
+    }).pipe(
     Effect.catchIf(
       (error): error is HttpApiError.HttpApiDecodeError => error instanceof HttpApiError.HttpApiDecodeError,
       (error) => Effect.succeed(jsonError(400, decodeErrorMessage(error)))

@@ -5,6 +5,8 @@ import { timingSafeEqual } from "node:crypto"
 import { readdirSync } from "node:fs"
 import { sha256Hex } from "../accounts/KeyHashing.js"
 import { Spool } from "../ingestion/Spool.js"
+import { canonicalPath } from "./CanonicalPath.js"
+import { clientIp as clientIpOf } from "./ClientIp.js"
 import { AppConfig } from "./Config.js"
 import { metrics } from "./Metrics.js"
 import { migrationsDir } from "./Migrations.js"
@@ -146,19 +148,10 @@ const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
   ["content-security-policy", "default-src 'none'; frame-ancestors 'none'"]
 ]
 
-const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string => {
-  if (trustProxy) {
-    const forwarded = request.headers["x-forwarded-for"]
-    if (forwarded !== undefined && forwarded !== "") {
-      const last = forwarded.slice(forwarded.lastIndexOf(",") + 1).trim()
-      if (last !== "") return last
-    }
-  }
-  const remote = request.remoteAddress
-  return Option.isSome(remote) ? remote.value : "unknown"
-}
+const clientIp = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string =>
+  clientIpOf(request, trustProxy) ?? "unknown"
 
-const bearerToken = (authorization: string | undefined): string | undefined => {
+export const bearerToken = (authorization: string | undefined): string | undefined => {
   if (authorization === undefined) return undefined
   const header = authorization.trim()
   const space = header.indexOf(" ")
@@ -168,7 +161,21 @@ const bearerToken = (authorization: string | undefined): string | undefined => {
 }
 
 /** A key's bucket is named by a digest of the key: no secret is kept in Redis. (The bearer check reuses the digest.) */
-const keyBucket = (token: string) => "key:" + sha256Hex(token).slice(0, 32)
+export const keyBucket = (token: string) => "key:" + sha256Hex(token).slice(0, 32)
+
+/** The email of a sign-in body: JSON, or form-urlencoded (a multipart or other body names none readable here). */
+const signInEmail = (text: string): unknown => {
+  try {
+    const body: unknown = JSON.parse(text)
+    return typeof body === "object" && body !== null && "email" in body ? body.email : undefined
+  } catch {
+    try {
+      return new URLSearchParams(text).get("email") ?? undefined
+    } catch {
+      return undefined
+    }
+  }
+}
 
 const isPublicSurface = (path: string) => path.startsWith("/api/public/v1/") || path === "/mcp"
 const isSignIn = (method: string, path: string) =>
@@ -321,8 +328,8 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
           if (lifecycle.draining) return Effect.succeed(DRAINING)
           // A declared length over the cap is refused here, unread (see BUN_BODY_LIMIT).
           if (declared !== undefined && Number(declared) > config.maxBodyBytes) return Effect.succeed(tooLarge)
-          const queryAt = request.url.indexOf("?")
-          const path = queryAt === -1 ? request.url : request.url.slice(0, queryAt)
+          // The router's own spelling of the path: `/API/v1/auth/login/` or `//mcp` meets the same limits.
+          const path = canonicalPath(request.url)
           if (isPublicSurface(path)) {
             const checks: Array<RateLimitCheck> = [{ bucket: "ip:" + clientIp(request, config.trustProxy), rule: rules.apiIp }]
             const token = rules.apiKey.limit > 0 ? bearerToken(request.headers["authorization"]) : undefined
@@ -332,9 +339,10 @@ export const HardeningMiddlewareLive = HttpApiBuilder.middleware(
           if (!isSignIn(request.method, path)) return app
           const checks: Array<RateLimitCheck> = [{ bucket: "auth-ip:" + clientIp(request, config.trustProxy), rule: rules.authIp }]
           if (rules.authEmail.limit <= 0) return limited(checks)
-          // The body stays readable afterwards: the platform caches it.
-          return Effect.flatMap(Effect.orElseSucceed(served.json, () => null), (body) => {
-            const email = typeof body === "object" && body !== null && "email" in body ? body.email : undefined
+          // The body stays readable afterwards: the platform caches it. Whatever its type, the email is
+          // looked for (a body that is not JSON is refused 415 by the CSRF guard anyway).
+          return Effect.flatMap(Effect.orElseSucceed(served.text, () => ""), (text) => {
+            const email = signInEmail(text)
             if (typeof email === "string" && email.trim() !== "") {
               checks.push({ bucket: "auth-email:" + email.trim().toLowerCase().slice(0, 320), rule: rules.authEmail })
             }

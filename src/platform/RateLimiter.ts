@@ -20,6 +20,8 @@ export interface RateLimitCheck {
   /** Bucket name, e.g. `key:<hash>`, `ip:203.0.113.9`, `site:<uuid>`. */
   readonly bucket: string
   readonly rule: RateLimitRule
+  /** Tokens this request takes from the bucket (default 1): a JSON-RPC batch takes one per call. */
+  readonly cost?: number
 }
 
 export interface RateLimitDecision {
@@ -45,6 +47,11 @@ export interface RateLimiterShape {
   readonly checkNow: ((checks: ReadonlyArray<RateLimitCheck>) => RateLimitDecision | null) | undefined
   /** The JavaScript tag's collect endpoint: per site (RATE_LIMIT_COLLECT_SITE). */
   readonly checkSite: (siteId: string) => Effect.Effect<Option.Option<RateLimitDecision>>
+  /**
+   * The tag's whole allowance: per site (a minute's and a day's) and per client IP (a day's),
+   * RATE_LIMIT_COLLECT_SITE, RATE_LIMIT_COLLECT_SITE_DAY, RATE_LIMIT_COLLECT_IP_DAY.
+   */
+  readonly checkCollect: (siteId: string, clientIp: string) => Effect.Effect<Option.Option<RateLimitDecision>>
 }
 
 export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, RateLimiterShape>() {}
@@ -129,12 +136,12 @@ export const makeMemoryStore = (clock: () => number = Date.now) => {
         const rate = rateOf(rule)
         const t = b === undefined ? rule.limit : Math.min(rule.limit, b.tokens + Math.max(0, now - b.at) * rate)
         tokens[i] = t
-        if (t < 1) allowed = false
+        if (t < (checks[i]!.cost ?? 1)) allowed = false
       }
       if (buckets.size >= MEMORY_MAX_BUCKETS) sweep(now)
       for (let i = 0; i < checks.length; i++) {
         const { bucket, rule } = checks[i]!
-        if (allowed) tokens[i]! -= 1
+        if (allowed) tokens[i]! -= checks[i]!.cost ?? 1
         const b = buckets.get(bucket)
         if (b === undefined) buckets.set(bucket, { tokens: tokens[i]!, at: now, capacity: rule.limit, rate: rateOf(rule) })
         else {
@@ -150,7 +157,7 @@ export const makeMemoryStore = (clock: () => number = Date.now) => {
 }
 
 /**
- * KEYS: the buckets. ARGV: capacity and rate (tokens per ms) of each, in order. Returns
+ * KEYS: the buckets. ARGV: capacity, rate (tokens per ms) and cost of each, in order. Returns
  * {allowed (0/1), tokens left of each bucket as strings}. Time is Redis's own (TIME), so
  * processes with skewed clocks agree; a bucket expires once it would be full again.
  */
@@ -161,8 +168,9 @@ local n = #KEYS
 local tokens = {}
 local allowed = 1
 for i = 1, n do
-  local cap = tonumber(ARGV[2 * i - 1])
-  local rate = tonumber(ARGV[2 * i])
+  local cap = tonumber(ARGV[3 * i - 2])
+  local rate = tonumber(ARGV[3 * i - 1])
+  local cost = tonumber(ARGV[3 * i])
   local s = redis.call('HMGET', KEYS[i], 't', 'ts')
   local tk = tonumber(s[1])
   local ts = tonumber(s[2])
@@ -172,14 +180,15 @@ for i = 1, n do
   end
   tk = math.min(cap, tk + math.max(0, now - ts) * rate)
   tokens[i] = tk
-  if tk < 1 then allowed = 0 end
+  if tk < cost then allowed = 0 end
 end
 local out = { allowed }
 for i = 1, n do
-  local cap = tonumber(ARGV[2 * i - 1])
-  local rate = tonumber(ARGV[2 * i])
+  local cap = tonumber(ARGV[3 * i - 2])
+  local rate = tonumber(ARGV[3 * i - 1])
+  local cost = tonumber(ARGV[3 * i])
   local tk = tokens[i]
-  if allowed == 1 then tk = tk - 1 end
+  if allowed == 1 then tk = tk - cost end
   redis.call('HSET', KEYS[i], 't', tostring(tk), 'ts', tostring(now))
   redis.call('PEXPIRE', KEYS[i], math.ceil((cap - tk) / rate) + 1000)
   out[i + 1] = tostring(tk)
@@ -196,7 +205,7 @@ export const makeRedisStore = (client: RedisClient, prefix: string) => {
   const run = async (checks: ReadonlyArray<RateLimitCheck>): Promise<RateLimitDecision> => {
     const args: Array<string> = [LUA_SHA, String(checks.length)]
     for (const c of checks) args.push(prefix + "rl:" + c.bucket)
-    for (const c of checks) args.push(String(c.rule.limit), String(rateOf(c.rule)))
+    for (const c of checks) args.push(String(c.rule.limit), String(rateOf(c.rule)), String(c.cost ?? 1))
     let reply: Array<unknown>
     try {
       reply = await client.send("EVALSHA", args)
@@ -300,7 +309,13 @@ export const RateLimiterLive = Layer.scoped(
       rules,
       check,
       checkNow: store === undefined ? takeNow : undefined,
-      checkSite: (siteId) => check([{ bucket: `site:${siteId}`, rule: rules.collectSite }])
+      checkSite: (siteId) => check([{ bucket: `site:${siteId}`, rule: rules.collectSite }]),
+      checkCollect: (siteId, clientIp) => {
+        const checks: Array<RateLimitCheck> = [{ bucket: `site:${siteId}`, rule: rules.collectSite }]
+        if (rules.collectSiteDay !== undefined) checks.push({ bucket: `site-day:${siteId}`, rule: rules.collectSiteDay })
+        if (rules.collectIpDay !== undefined) checks.push({ bucket: `collect-ip-day:${clientIp}`, rule: rules.collectIpDay })
+        return check(checks)
+      }
     })
   })
 )

@@ -2,8 +2,12 @@ import { Schema } from "effect"
 
 /** Shared request and response vocabulary of the public API (spec sections 2 and 4). */
 
+/** The longest brand slug (docs/decisions.md): a slug is a path segment and a key, not a text. */
+export const SLUG_MAX_LENGTH = 64
+
 export const Slug = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9-]+$/, { message: () => "must match ^[a-z0-9-]+$" }),
+  Schema.maxLength(SLUG_MAX_LENGTH, { message: () => `must be at most ${SLUG_MAX_LENGTH} characters` }),
   Schema.annotations({ description: "Brand slug: lowercase letters, digits and hyphens", examples: ["acme"] })
 )
 

@@ -1,4 +1,5 @@
 import { Config, Context, Effect, Layer, Option } from "effect"
+import { gunzipBounded, isGzip } from "../platform/Inflate.js"
 import { Brands } from "../brands/Brands.js"
 import type { BrandRow } from "../brands/Repo.js"
 import { badRequest, PayloadTooLarge, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
@@ -201,18 +202,26 @@ export const validateObservation = (value: unknown, nowMs: number): ObservationI
  * or NDJSON (line = line of the body, from 1; blank lines are skipped but counted). A gzip body
  * (magic bytes 1f 8b) is unpacked first.
  */
+/** The largest import body once inflated (a gzip body), as large as the largest plain body by default. */
+export const MAX_IMPORT_INFLATED_BYTES = 32 * 1024 * 1024
+
 export const splitBody = (
   body: Uint8Array,
   limit: number = MAX_IMPORT_OBSERVATIONS
 ): Effect.Effect<ReadonlyArray<{ line: number; value: unknown }>, BadRequest | PayloadTooLarge> =>
   Effect.suspend((): Effect.Effect<ReadonlyArray<{ line: number; value: unknown }>, BadRequest | PayloadTooLarge> => {
     let bytes: Uint8Array = body
-    if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
-      try {
-        bytes = Bun.gunzipSync(bytes as Uint8Array<ArrayBuffer>)
-      } catch {
-        return Effect.fail(badRequest("invalid gzip body"))
+    if (isGzip(bytes)) {
+      // Bounded (src/platform/Inflate.ts): a gzip bomb stops at the bound, in bounded memory.
+      const inflated = gunzipBounded(bytes, MAX_IMPORT_INFLATED_BYTES)
+      if ("error" in inflated) {
+        return Effect.fail(
+          inflated.error === "bad gzip"
+            ? badRequest("invalid gzip body")
+            : new PayloadTooLarge({ error: `body too large: inflates past ${MAX_IMPORT_INFLATED_BYTES} bytes` })
+        )
       }
+      bytes = inflated.ok
     }
     const text = new TextDecoder().decode(bytes)
     const start = text.search(/\S/)
@@ -247,6 +256,14 @@ export const splitBody = (
   })
 
 const INVALID_JSON = Symbol("invalid JSON")
+
+/** Whether any string of a parsed record holds a NUL character (an error line, not a failed import). */
+const holdsNul = (value: unknown): boolean => {
+  if (typeof value === "string") return value.includes("\u0000")
+  if (Array.isArray(value)) return value.some(holdsNul)
+  if (typeof value === "object" && value !== null) return Object.entries(value).some(([k, v]) => k.includes("\u0000") || holdsNul(v))
+  return false
+}
 
 // ---------------------------------------------------------------------------
 // The service
@@ -350,7 +367,11 @@ export const ObservationsLive = Layer.effect(
         const rows: Array<StoredObservation> = []
         let duplicates = 0
         for (const { line, value } of records) {
-          const input = value === INVALID_JSON ? "invalid JSON" : validateObservation(value, nowMs)
+          const input = value === INVALID_JSON
+            ? "invalid JSON"
+            : holdsNul(value)
+            ? "text with a NUL character (PostgreSQL cannot store it)"
+            : validateObservation(value, nowMs)
           if (typeof input === "string") {
             errors.push({ line, error: input })
             continue

@@ -9,7 +9,7 @@ import { Quota } from "../../src/ingestion/Quota.js"
  * `monthly` is the fake AccountsRepo's usage map ("<accountId>:<YYYY-MM-01>" -> events).
  */
 export interface FakeHitsStore {
-  readonly hits: Array<HitRow & { accountId: number; brandId: number; channel: string }>
+  readonly hits: Array<HitRow & { accountId: number; brandId: number; channel: string; unauthenticated: boolean }>
   readonly rollup: Map<string, number>
   readonly referrals: Array<ReferralRow & { accountId: number; brandId: number; channel: string }>
 }
@@ -33,7 +33,13 @@ export const makeFakeIngestionRepos = (monthly: Map<string, number>) => {
         let stored = 0
         for (const hit of fresh) {
           hitKeys.add(`${input.brandId}|${hit.key}`)
-          store.hits.push({ ...hit, accountId: input.accountId, brandId: input.brandId, channel: input.channel })
+          store.hits.push({
+            ...hit,
+            accountId: input.accountId,
+            brandId: input.brandId,
+            channel: input.channel,
+            unauthenticated: input.unauthenticated === true
+          })
           const day = new Date(hit.ts).toISOString().slice(0, 10)
           const rollupKey = `${input.brandId}|${day}|${hit.path}|${hit.bot}|${hit.status}`
           store.rollup.set(rollupKey, (store.rollup.get(rollupKey) ?? 0) + 1)
@@ -45,7 +51,7 @@ export const makeFakeIngestionRepos = (monthly: Map<string, number>) => {
           referralKeys.add(key)
           store.referrals.push({ ...referral, accountId: input.accountId, brandId: input.brandId, channel: input.channel })
         }
-        if (stored === 0) return Effect.succeed({ stored, used: null })
+        if (stored === 0 || input.countUsage === false) return Effect.succeed({ stored, used: null })
         const used = (monthly.get(usageKey) ?? 0) + stored
         monthly.set(usageKey, used)
         return Effect.succeed({ stored, used })

@@ -115,7 +115,8 @@ export const signupOver = async (base: string, email: string) => {
 export const brandOver = async (base: string, cookie: string, slug: string) => {
   const response = await fetch(`${base}/api/v1/me/brands`, {
     method: "POST",
-    headers: { ...json, cookie },
+    // A cookie-authenticated change names its origin, as a browser does (docs/security.md).
+    headers: { ...json, cookie, origin: base },
     body: JSON.stringify({ brand_slug: slug, brand_name: slug, domain: `${slug}.example`, vertical: "saas" })
   })
   if (response.status !== 201) throw new Error(`brand ${response.status}: ${await response.text()}`)
@@ -125,7 +126,8 @@ export const brandOver = async (base: string, cookie: string, slug: string) => {
 export const keyOver = async (base: string, cookie: string, name = "k") => {
   const response = await fetch(`${base}/api/v1/me/api-keys`, {
     method: "POST",
-    headers: { ...json, cookie },
+    // A cookie-authenticated change names its origin, as a browser does (docs/security.md).
+    headers: { ...json, cookie, origin: base },
     body: JSON.stringify({ name })
   })
   if (response.status !== 201) throw new Error(`key ${response.status}: ${await response.text()}`)

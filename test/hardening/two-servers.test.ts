@@ -91,7 +91,8 @@ describe.skipIf(!base)("two server processes, one database", () => {
       expect((await brands(a, key)).status).toBe(200)
       expect((await brands(b, key)).status).toBe(200)
       const load = Promise.all(Array.from({ length: 40 }, (_, i) => brands(other, `aivkey_busy-${round}-${i}`).then((r) => r.arrayBuffer())))
-      const revoke = await fetch(`${revoker.base}/api/v1/me/api-keys/${id}/revoke`, { method: "POST", headers: { cookie } })
+      // A cookie-authenticated change names its origin, as a browser does (docs/security.md).
+      const revoke = await fetch(`${revoker.base}/api/v1/me/api-keys/${id}/revoke`, { method: "POST", headers: { cookie, origin: revoker.base } })
       expect(revoke.status).toBe(200)
       expect((await brands(other, key)).status).toBe(401)
       expect((await brands(revoker, key)).status).toBe(401)

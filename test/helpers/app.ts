@@ -15,6 +15,7 @@ import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
 import { Resolver, resolverFake, type ResolverShape } from "../../src/verification/Resolver.js"
 import { verificationConfigTest, type VerificationConfigShape } from "../../src/verification/Verification.js"
 import { fixedClock } from "./clock.js"
+import { browserLike } from "./browser-like.js"
 import { makeServerApp, planServers, twoServerMode } from "./servers.js"
 
 export type Backend = "fake" | "pglite" | "postgres"
@@ -129,7 +130,10 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
   const runtime = ManagedRuntime.make(infra, memoMap)
   return {
     backend,
-    fetch: (path, init) => handler(new Request(`http://localhost${path}`, init)),
+    fetch: (path, init) => {
+      const headers = browserLike(new Headers(init?.headers))
+      return handler(new Request(`http://localhost${path}`, { ...init, headers }))
+    },
     run: (effect) => runtime.runPromise(effect),
     dispose: async () => {
       await dispose()

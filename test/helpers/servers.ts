@@ -1,3 +1,4 @@
+import { browserLike } from "./browser-like.js"
 import { Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { RepositoriesLive } from "../../src/layers.js"
 import { type RateLimitRule } from "../../src/platform/Config.js"
@@ -18,6 +19,7 @@ export const twoServerMode = (): boolean => process.env.TEST_SERVERS === "2" && 
 const APP_VARIABLES = [
   "PORT", "HOST", "DATABASE_URL", "DATA_DIR", "MAX_BODY_BYTES", "SESSION_DAYS", "LAST_USED_FLUSH_SECONDS",
   "RATE_LIMIT_API_KEY", "RATE_LIMIT_API_IP", "RATE_LIMIT_COLLECT_SITE", "RATE_LIMIT_AUTH_EMAIL", "RATE_LIMIT_AUTH_IP",
+  "RATE_LIMIT_COLLECT_SITE_DAY", "RATE_LIMIT_COLLECT_IP_DAY",
   "REDIS_URL", "REDIS_PREFIX", "TRUST_PROXY", "SHUTDOWN_GRACE_MS", "LOG_REQUESTS", "READY_SPOOL_MAX", "METRICS_TOKEN",
   "INGEST_MAX_BODY_BYTES", "INGEST_MAX_INFLATED_BYTES", "SPOOL_DIR", "SPOOL_RETRY_MIN_MS", "SPOOL_RETRY_MAX_MS", "SPOOL_POLL_MS",
   "RAW_HIT_RETENTION_DAYS", "ROLLUP_RETENTION_DAYS", "RETENTION_SWEEP_MINUTES", "PUBLIC_URL", "FANOUT_GROUP_CAP",
@@ -63,7 +65,7 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
   }
   const off: RateLimitRule = { limit: 0, windowSeconds: 1 }
   const rules = { apiKey: off, apiIp: off, collectSite: off, authEmail: off, authIp: off, ...config.rateLimits }
-  const limited = Object.values(rules).some((rule) => rule.limit > 0)
+  const limited = Object.values(rules).some((rule) => rule !== undefined && rule.limit > 0)
   const redisUrl = config.redisUrl !== undefined
     ? Option.getOrUndefined(Option.map(config.redisUrl, Redacted.value))
     : process.env.REDIS_URL || undefined
@@ -82,6 +84,9 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
     RATE_LIMIT_COLLECT_SITE: ruleText(rules.collectSite),
     RATE_LIMIT_AUTH_EMAIL: ruleText(rules.authEmail),
     RATE_LIMIT_AUTH_IP: ruleText(rules.authIp),
+    // The tag's daily allowances: absent from a test's rules means off, as in process.
+    RATE_LIMIT_COLLECT_SITE_DAY: ruleText(rules.collectSiteDay ?? off),
+    RATE_LIMIT_COLLECT_IP_DAY: ruleText(rules.collectIpDay ?? off),
     REDIS_URL: redisUrl ?? "",
     // Each app its own buckets, even on a shared Redis.
     REDIS_PREFIX: config.redisPrefix ?? `aiv-test-${unique()}:`,
@@ -187,6 +192,7 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
       const headers = new Headers(init?.headers)
       // The in-process app sees http://localhost<path>: same Host here (Origin checks, tag snippet URLs).
       if (!headers.has("host")) headers.set("host", "localhost")
+      browserLike(headers)
       // The in-process handler never follows redirects: hand them back as they are.
       return fetch(`${server.base}${path}`, { redirect: "manual", ...init, headers })
     },

@@ -37,7 +37,7 @@ for (const backend of backends) {
     })
     afterAll(() => app.dispose())
 
-    const post = (body: string | Uint8Array, slug = "acme", headers: Record<string, string> = { cookie }) =>
+    const post = (body: string | Uint8Array, slug = "acme", headers: Record<string, string> = { cookie, "content-type": "application/json" }) =>
       app.fetch(`/api/v1/me/brands/${slug}/observations`, { method: "POST", headers, body: body as BodyInit })
 
     it("imports a JSON array and answers {imported, skipped, errors}", async () => {
@@ -103,7 +103,7 @@ for (const backend of backends) {
       const missing = await post(JSON.stringify([obs(0)]), "nope")
       expect(missing.status).toBe(404)
       expect(await json(missing)).toEqual({ error: "brand not found" })
-      const anonymous = await post(JSON.stringify([obs(0)]), "acme", {})
+      const anonymous = await post(JSON.stringify([obs(0)]), "acme", { "content-type": "application/json" })
       expect(anonymous.status).toBe(401)
     })
 
