@@ -153,11 +153,12 @@ export const makeMcpJsonRpc = (extendResult: ResultExtender): RpcSerialization.R
             return []
           }
           if (Array.isArray(parsed)) {
-            batch = true
+            // An empty batch is answered with one error object, not an array (JSON-RPC 2.0, section 6).
             if (parsed.length === 0) {
               refused.push(errorResponse(null, INVALID_REQUEST, "Invalid Request: empty batch"))
               return []
             }
+            batch = true
             return parsed.flatMap(accept)
           }
           return accept(parsed)
@@ -218,3 +219,25 @@ export const batchTooLarge = () =>
     errorResponse(null, INVALID_REQUEST, `Invalid Request: a batch holds at most ${MAX_BATCH} messages`),
     { status: 400 }
   )
+
+const isUnattributedError = (message: unknown): boolean =>
+  isRecord(message) && message["id"] === null && isRecord(message["error"])
+
+/**
+ * Input the server could not accept at all (not JSON, not a JSON-RPC message, an empty batch: every answer an
+ * error without an id) leaves with HTTP 400, as the Streamable HTTP transport asks; anything else unchanged.
+ */
+export const statusOfUnaccepted = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  const body = response.body
+  if (body._tag !== "Uint8Array" || response.status !== 200) return response
+  const text = new TextDecoder().decode(body.body)
+  if (!text.includes("\"id\":null")) return response
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return response
+  }
+  const unaccepted = Array.isArray(parsed) ? parsed.length > 0 && parsed.every(isUnattributedError) : isUnattributedError(parsed)
+  return unaccepted ? HttpServerResponse.unsafeJson(parsed, { status: 400, headers: response.headers }) : response
+}

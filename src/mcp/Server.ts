@@ -10,7 +10,7 @@ import { bearerToken, keyBucket, noteAccount } from "../platform/Hardening.js"
 import { RateLimiter, rateLimitedResponse } from "../platform/RateLimiter.js"
 import { InProcessAppLive } from "../web/InProcess.js"
 import { INSTRUCTIONS, PromptsLive } from "./Guide.js"
-import { batchTooLarge, layerMcpJsonRpc, MAX_BATCH, messageCount } from "./JsonRpc.js"
+import { batchTooLarge, layerMcpJsonRpc, MAX_BATCH, messageCount, statusOfUnaccepted } from "./JsonRpc.js"
 import { McpCaller, ReadToolsLive, toolOutputSchemas } from "./Tools.js"
 
 /**
@@ -82,7 +82,7 @@ const McpProtocolLive = Layer.effect(
       // The tool handlers run in fibers that inherit this request's context: they read the key here.
       const response = yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
       // Only notifications or responses arrived: nothing to answer, as the transport has it.
-      return isEmptyBody(response) ? HttpServerResponse.empty({ status: 202 }) : response
+      return isEmptyBody(response) ? HttpServerResponse.empty({ status: 202 }) : statusOfUnaccepted(response)
     })
     yield* router.post(MCP_PATH, guarded)
     // No server-initiated stream and no sessions: GET and DELETE are refused, as the transport allows.

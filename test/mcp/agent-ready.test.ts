@@ -270,7 +270,7 @@ for (const backend of databaseBackends()) {
     })
 
     it("answers protocol errors as JSON-RPC 2.0 errors with the request's id", async () => {
-      expect(await post("{not json")).toEqual({ status: 200, body: { jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.any(String) } } })
+      expect(await post("{not json")).toEqual({ status: 400, body: { jsonrpc: "2.0", id: null, error: { code: -32700, message: expect.any(String) } } })
       expect((await post(`{"jsonrpc":"2.0","id":7,"method":"no/such"}`)).body).toEqual({ jsonrpc: "2.0", id: 7, error: { code: -32601, message: "Method not found: no/such" } })
       expect((await post(`{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"arguments":{}}}`)).body).toEqual({
         jsonrpc: "2.0", id: "a-1", error: { code: -32602, message: "Invalid params: params.name: is missing" }

@@ -272,7 +272,7 @@ for (const backend of databaseBackends()) {
       citations: [citation]
     })
     const importObservations = (as: string, slug: string, rows: ReadonlyArray<unknown>) =>
-      app.fetch(`/api/v1/me/brands/${slug}/observations`, { method: "POST", headers: { cookie: as }, body: JSON.stringify(rows) })
+      app.fetch(`/api/v1/me/brands/${slug}/observations`, { method: "POST", headers: { cookie: as, "content-type": "application/json" }, body: JSON.stringify(rows) })
 
     it("an import moving the mention rate significantly sends visibility.changed (and citation.gained); a flat one nothing", async () => {
       const owner = await signup(app, `vis-${backend}@example.test`)
