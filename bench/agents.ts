@@ -9,7 +9,7 @@
  * A fresh database is created for the run and dropped after. The hits are seeded with
  * generate_series straight into crawler_hits; crawler_rollup and crawler_daily are aggregated from
  * them in SQL (what ingestion writes, in bulk). The first call of each brand builds its 7/30/90-day
- * spans from the rollup (timed separately), as the first read after midnight UTC does.
+ * spans from the rollup (timed separately), as the first read of a brand never read before does.
  */
 import { spawn } from "bun"
 import { loadavg } from "node:os"

@@ -1,11 +1,15 @@
 /**
  * The baseline of bench/brands-rps.ts: the smallest server doing the same logical work as
  * GET /api/public/v1/brands (look the key up by its SHA-256, list the account's brands with
- * the plan's cap), on raw Bun.serve and postgres.js. Not part of the service.
+ * the plan's cap: two prepared queries), on raw Bun.serve and postgres.js. Not part of the service.
  */
 import postgres from "postgres"
 
-const sql = postgres(process.env.DATABASE_URL!, { max: 10 })
+// Pool 10; max_pipeline about connections / pool: with postgres.js's default (100) its internal
+// queue grows under sustained load and every query pays for it (docs/performance.md).
+// postgres.js 3.4 reads max_pipeline at run time but its typings omit it: pass the options as a value.
+const options = { max: Number(process.env.POOL ?? 10), max_pipeline: Number(process.env.MAX_PIPELINE ?? 5), prepare: true }
+const sql = postgres(process.env.DATABASE_URL!, options)
 const port = Number(process.env.PORT ?? 8090)
 
 Bun.serve({

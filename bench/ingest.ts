@@ -4,13 +4,22 @@
  *
  *   bun run bench/ingest.ts            (needs PostgreSQL at 127.0.0.1:5432)
  *
- * Deliveries of 2,000 records (gzip NDJSON, about 20% AI-crawler requests, the rest browsers,
- * a few AI referrals and non-request records) go to a running server (src/main.ts on a fresh
- * database, pinned to core 0) through POST /api/public/v1/agents/ingest/drain: decoding,
- * classification, the cap, hits + rollup + usage in one transaction. The baseline COPYs every
- * record of the same deliveries as a row of crawler_hits (one COPY FROM STDIN stream, postgres.js).
- * Rounds alternate; medians are reported. BENCH_DATABASE_URL picks the server (default
- * postgres://postgres@127.0.0.1:5432/postgres); the database is created for the run and dropped after.
+ * Drain (ONLY=drain; docs/performance.md): deliveries of RECORDS records (default 2,000; 100 and
+ * 20,000 for how cost grows; gzip NDJSON, about 20% AI-crawler requests, the rest browsers, a few
+ * AI referrals and non-request records) go to a running server (src/main.ts on a fresh database,
+ * pinned to core 0, rate limiters far above the load) through POST
+ * /api/public/v1/agents/ingest/drain, CONCURRENCY (4) in flight: decoding, classification, the cap,
+ * hits + rollups + usage in one transaction. The baseline is the bare limit: one COPY FROM STDIN
+ * stream (postgres.js) of every record of the same deliveries as a row of a table shaped like
+ * crawler_hits (same columns, NOT NULL kept) WITHOUT the production primary key, index and foreign
+ * keys. This process and the PostgreSQL backends of the bench database are pinned to core 1
+ * (PIN_POSTGRES=0 leaves the backends alone). Rounds alternate (ROUNDS, default 3); medians.
+ * Per delivery: server CPU (utime + stime of the server process tree, /proc/<pid>/stat) and
+ * PostgreSQL CPU (the bench database's client backends, read from /proc of each backend process;
+ * pg_stat_statements is not preloaded here), over the concurrent rounds. Then the p50 latency of
+ * deliveries sent one at a time. The ratio (ingest records/s / COPY rows/s) is the last line.
+ * BENCH_DATABASE_URL picks the server (default postgres://postgres@127.0.0.1:5432/postgres); the
+ * database is created for the run and dropped after.
  *
  * Then the log sources (docs/ingestion.md): the decode cost per record of each format next to the
  * Vercel decoder's (the same requests, 2,000-record gzip deliveries, in process), and `bun run cli
@@ -23,12 +32,17 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import postgres from "postgres"
+import { backendCpu, backendCpuDeltaMs, loadAverage, pinBackends, treeCpuMs } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const rounds = Number(process.env.ROUNDS ?? 3)
-const perRound = Number(process.env.DELIVERIES ?? 40)
+const RECORDS = Number(process.env.RECORDS ?? 2000)
+if (!(RECORDS >= 50 && RECORDS <= 50_000)) throw new Error("RECORDS is 50 to 50,000")
+// About 80,000 records a round whatever the delivery size (at least 4 deliveries, at most 800).
+const perRound = Number(process.env.DELIVERIES ?? Math.min(800, Math.max(4, Math.round(80_000 / RECORDS))))
+const latencyDeliveries = Number(process.env.LATENCY_DELIVERIES ?? Math.min(30, Math.max(5, Math.round(200_000 / RECORDS))))
 const concurrency = Number(process.env.CONCURRENCY ?? 4)
-const RECORDS = 2000
+const pinPostgres = process.env.PIN_POSTGRES !== "0"
 const PORT = 18191
 const base = `http://127.0.0.1:${PORT}`
 
@@ -46,7 +60,17 @@ const pin = (core: number, argv: Array<string>) => (has("taskset") ? ["taskset",
 if (has("taskset")) spawnSync(["taskset", "-cp", "1", String(process.pid)])
 
 const server = spawn(pin(0, ["bun", "run", "src/main.ts"]), {
-  env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(PORT), HOST: "127.0.0.1", DATA_DIR: dataDir },
+  env: {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(PORT),
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    // Rate limiters far above the load (they still run on every request).
+    RATE_LIMIT_API_KEY: "1000000000/1",
+    RATE_LIMIT_API_IP: "1000000000/1",
+    RATE_LIMIT_AUTH_IP: "1000/1"
+  },
   stdout: "ignore",
   stderr: "inherit"
 })
@@ -68,6 +92,8 @@ const signup = await fetch(`${base}/api/v1/auth/signup`, {
 })
 const cookie = (signup.headers.get("set-cookie") ?? "").split(";")[0]!
 const db = postgres(databaseUrl, { max: 4, onnotice: () => {} })
+// Reads /proc CPU of the backends; its own backend is left out.
+const monitor = postgres(databaseUrl, { max: 1, onnotice: () => {} })
 await db`update accounts set plan_id = 'enterprise'`
 const brand = (await (await fetch(`${base}/api/v1/me/brands`, {
   method: "POST",
@@ -144,8 +170,8 @@ const makeDelivery = () => {
 
 console.log(`building ${rounds} x ${perRound} deliveries of ${RECORDS} records ...`)
 const warm = Array.from({ length: 5 }, makeDelivery)
-const batches = Array.from({ length: rounds }, () => Array.from({ length: perRound }, makeDelivery))
-const latencySet = Array.from({ length: 30 }, makeDelivery)
+const batches = Array.from({ length: rounds }, () => Array.from({ length: only.has("drain") ? perRound : 1 }, makeDelivery))
+const latencySet = Array.from({ length: only.has("drain") ? latencyDeliveries : 0 }, makeDelivery)
 const sample = batches[0]![0]!
 console.log(`one delivery: ${(sample.raw / 1e6).toFixed(2)} MB NDJSON, ${(sample.body.length / 1e3).toFixed(0)} KB gzip`)
 
@@ -164,6 +190,9 @@ const deliver = async (body: Uint8Array) => {
 const ingestRound = async (deliveries: Array<{ body: Uint8Array }>) => {
   let next = 0
   let accepted = 0
+  if (pinPostgres) await pinBackends(monitor, dbName, 1)
+  const cpu0 = await treeCpuMs(server.pid)
+  const pg0 = await backendCpu(monitor, dbName)
   const started = performance.now()
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < deliveries.length) {
@@ -173,12 +202,16 @@ const ingestRound = async (deliveries: Array<{ body: Uint8Array }>) => {
     }
   }))
   const seconds = (performance.now() - started) / 1000
-  return { rps: (deliveries.length * RECORDS) / seconds, accepted }
+  const serverMs = ((await treeCpuMs(server.pid)) - cpu0) / deliveries.length
+  const postgresMs = backendCpuDeltaMs(pg0, await backendCpu(monitor, dbName)) / deliveries.length
+  return { rps: (deliveries.length * RECORDS) / seconds, accepted, serverMs, postgresMs }
 }
 
 const tsv = (s: string) => s.replace(/[\\\t\n\r]/g, (c) => (c === "\\" ? "\\\\" : c === "\t" ? "\\t" : c === "\n" ? "\\n" : "\\r"))
 /** Every record of the deliveries as a crawler_hits row, COPYed in one stream (the text is built before the clock starts). */
 const copyRound = async (deliveries: Array<{ rows: Array<Row> }>, round: number) => {
+  if (pinPostgres) await pinBackends(monitor, dbName, 1)
+  const pg0 = await backendCpu(monitor, dbName)
   const chunks: Array<string> = []
   for (const d of deliveries) {
     let text = ""
@@ -192,29 +225,45 @@ const copyRound = async (deliveries: Array<{ rows: Array<Row> }>, round: number)
   }
   const rows = deliveries.length * RECORDS
   const started = performance.now()
-  const stream = await db`copy crawler_hits (brand_id, record_key, account_id, ts, bot, vendor, kind, host, path, query, method, status,
+  const stream = await db`copy bare_hits (brand_id, record_key, account_id, ts, bot, vendor, kind, host, path, query, method, status,
                           client_ip, country, referrer, channel) from stdin`.writable()
   for (const chunk of chunks) {
     if (!stream.write(chunk)) await new Promise((resolve) => stream.once("drain", resolve))
   }
   await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())))
   const seconds = (performance.now() - started) / 1000
-  return rows / seconds
+  const postgresMs = backendCpuDeltaMs(pg0, await backendCpu(monitor, dbName)) / deliveries.length
+  return { rps: rows / seconds, postgresMs }
 }
 
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
-if (only.has("drain")) for (const d of warm) await deliver(d.body)
+if (only.has("drain")) {
+  // The bare limit: crawler_hits' columns (and NOT NULL), none of its keys, indexes or foreign keys.
+  await db`create table bare_hits (like crawler_hits)`
+  for (const d of warm) await deliver(d.body)
+  console.log(`load average before: ${await loadAverage()}`)
+}
 
 const ingestRps: Array<number> = []
 const copyRps: Array<number> = []
+const serverMs: Array<number> = []
+const postgresMs: Array<number> = []
+const copyPostgresMs: Array<number> = []
 let accepted = 0
 for (let round = 0; round < (only.has("drain") ? rounds : 0); round++) {
   const ingest = await ingestRound(batches[round]!)
   accepted += ingest.accepted
   ingestRps.push(ingest.rps)
-  copyRps.push(await copyRound(batches[round]!, round))
-  console.log(`round ${round + 1}: ingest ${ingestRps.at(-1)!.toFixed(0)} records/s, bare COPY ${copyRps.at(-1)!.toFixed(0)} rows/s`)
+  serverMs.push(ingest.serverMs)
+  postgresMs.push(ingest.postgresMs)
+  const copy = await copyRound(batches[round]!, round)
+  copyRps.push(copy.rps)
+  copyPostgresMs.push(copy.postgresMs)
+  console.log(
+    `round ${round + 1}: ingest ${ingest.rps.toFixed(0)} records/s (${ingest.serverMs.toFixed(1)} ms server + ${ingest.postgresMs.toFixed(1)} ms PostgreSQL CPU/delivery), ` +
+      `bare COPY ${copy.rps.toFixed(0)} rows/s (${copy.postgresMs.toFixed(1)} ms PostgreSQL CPU per ${RECORDS} rows)`
+  )
 }
 
 // Latency: one delivery at a time.
@@ -290,12 +339,14 @@ if (only.has("ship")) {
   for (const line of shipLines) console.log(line)
 }
 
-const hits = (await db<Array<{ hits: number }>>`select count(*)::int as hits from crawler_hits where record_key not like 'copy%'`)[0]!.hits
+const hits = (await db<Array<{ hits: number }>>`select count(*)::int as hits from crawler_hits`)[0]!.hits
+const loadAfter = await loadAverage()
 const events = (await db<Array<{ events: number }>>`select sum(events)::int as events from monthly_usage`)[0]!.events
 
 server.kill()
 await server.exited
 await db.end()
+await monitor.end()
 await admin.unsafe(`drop database ${dbName} with (force)`)
 await admin.end()
 rmSync(dataDir, { recursive: true, force: true })
@@ -306,8 +357,11 @@ const c = median(copyRps)
 const sorted = [...latencies].sort((a, b) => a - b)
 for (const line of [...formatLines, ...shipLines]) console.log(line)
 console.log(`POST /agents/ingest/drain, ${RECORDS}-record gzip NDJSON deliveries (~20% crawler hits), PostgreSQL, ${rounds} rounds x ${perRound} deliveries, ${concurrency} in flight`)
-console.log(`  ingestion end to end: ${i.toFixed(0)} records/s (${(i / RECORDS).toFixed(1)} deliveries/s)`)
-console.log(`  bare COPY of the same records as crawler_hits rows: ${c.toFixed(0)} rows/s`)
-console.log(`  ratio: ${(i / c).toFixed(2)} (target >= 0.40)`)
-console.log(`  delivery latency, one at a time: median ${median(latencies).toFixed(1)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} ms (target median < 50 ms)`)
+console.log(`  load average after: ${loadAfter}`)
 console.log(`  stored: ${hits} crawler hits; monthly usage ${events} (accepted ${accepted} in the timed rounds)`)
+console.log(`  delivery latency, one at a time: p50 ${median(latencies).toFixed(1)} ms, p90 ${sorted[Math.floor(sorted.length * 0.9)]!.toFixed(1)} ms (goal p50 < 50 ms)`)
+console.log(`  ingestion end to end: ${i.toFixed(0)} records/s (${(i / RECORDS).toFixed(1)} deliveries/s), ` +
+  `${median(serverMs).toFixed(1)} ms server + ${median(postgresMs).toFixed(1)} ms PostgreSQL CPU per delivery`)
+console.log(`  bare COPY of the same records into a crawler_hits-shaped table without keys or indexes: ${c.toFixed(0)} rows/s, ` +
+  `${median(copyPostgresMs).toFixed(1)} ms PostgreSQL CPU per ${RECORDS} rows`)
+console.log(`ratio: ${(i / c).toFixed(2)} (goal >= 0.40)`)

@@ -159,3 +159,65 @@ export const inProcessApp = async (databaseUrl: string) => {
   }
   return { call, postJson, dispose }
 }
+
+/** Clock ticks per second of /proc/<pid>/stat (getconf CLK_TCK; 100 on Linux unless built otherwise). */
+const clockTicks = (() => {
+  const out = Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()
+  return Number(out) > 0 ? Number(out) : 100
+})()
+
+/** utime + stime of one process so far, in milliseconds (0 when it is gone). */
+export const processCpuMs = async (pid: number) => {
+  try {
+    const stat = await Bun.file(`/proc/${pid}/stat`).text()
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+  } catch {
+    return 0
+  }
+}
+
+/** A process and its descendants (`taskset` execs; `bun run` may fork), from /proc/<pid>/task/<pid>/children. */
+export const processTree = async (pid: number): Promise<Array<number>> => {
+  const out = [pid]
+  try {
+    const children = (await Bun.file(`/proc/${pid}/task/${pid}/children`).text()).trim()
+    for (const child of children === "" ? [] : children.split(" ")) out.push(...(await processTree(Number(child))))
+  } catch {
+    // gone
+  }
+  return out
+}
+
+/** CPU of a process tree so far, in milliseconds. */
+export const treeCpuMs = async (pid: number) => {
+  let total = 0
+  for (const p of await processTree(pid)) total += await processCpuMs(p)
+  return total
+}
+
+/**
+ * CPU of the PostgreSQL client backends connected to database `name` (read from /proc of each
+ * backend process, so the PostgreSQL server must run on this machine), by backend pid. A delta of
+ * two snapshots counts only backends present in both plus new ones from zero: pools keep their
+ * connections, so that is all of the work.
+ */
+export const backendCpu = async (sql: postgres.Sql, name: string) => {
+  const rows = await sql<Array<{ pid: number }>>`
+    select pid from pg_stat_activity where datname = ${name} and backend_type = 'client backend' and pid <> pg_backend_pid()`
+  const out = new Map<number, number>()
+  for (const { pid } of rows) out.set(pid, await processCpuMs(pid))
+  return out
+}
+export const backendCpuDeltaMs = (before: Map<number, number>, after: Map<number, number>) => {
+  let total = 0
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0)
+  return total
+}
+/** Pin the client backends of database `name` to `core` (no-op without taskset or permission). */
+export const pinBackends = async (sql: postgres.Sql, name: string, core: number) => {
+  if (Bun.which("taskset") === null) return
+  const rows = await sql<Array<{ pid: number }>>`select pid from pg_stat_activity where datname = ${name} and backend_type = 'client backend'`
+  for (const { pid } of rows) Bun.spawnSync(["taskset", "-cp", String(core), String(pid)])
+}

@@ -13,6 +13,7 @@ import { AgentsConfig, AgentsConfigLive } from "./agents/Config.js"
 import { AgentsLive } from "./agents/Http.js"
 import { AgentsRepo, AgentsRepoLive } from "./agents/Repo.js"
 import { RetentionLive } from "./agents/Retention.js"
+import { SpanRollerLive } from "./agents/SpanRoller.js"
 import { TagLive } from "./agents/Tag.js"
 import { ServerApi } from "./api.js"
 import { Brands, BrandsLive } from "./brands/Brands.js"
@@ -117,7 +118,7 @@ export const makeServices = <E, R>(options: {
     Layer.provide(options.repositories)
   )
   // Agent analytics (issue 5): the reads over the rollups, and the retention fiber.
-  const agents = RetentionLive.pipe(
+  const agents = Layer.merge(RetentionLive, SpanRollerLive).pipe(
     Layer.provideMerge(AgentsServiceLive),
     Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
     Layer.provide(core),

@@ -6,9 +6,9 @@ import { AgentsRepo, type SweepResult } from "./Repo.js"
 /**
  * Retention (metrics.md section 3, docs/agents.md): raw crawler hits are deleted once older than the
  * horizon (RAW_HIT_RETENTION_DAYS, default 30 days), rollup rows and AI referrals once their day is
- * more than ROLLUP_RETENTION_DAYS (400) days back. The same pass, and a wake-up just after each
- * midnight UTC, move the 7/30/90-day spans of brands whose spans end before today, so readers rarely
- * pay for it.
+ * more than ROLLUP_RETENTION_DAYS (400) days back. The same pass moves the 7/30/90-day spans of
+ * brands whose spans end before today (SpanRoller.ts also does at start and just after each midnight
+ * UTC), so readers rarely pay for it.
  * Time comes from the Effect Clock: tests drive the fiber with TestClock.
  */
 
@@ -56,14 +56,6 @@ export const RetentionLive = Layer.scopedDiscard(
       Effect.catchAllCause((cause) => Effect.logWarning("retention pass failed", cause))
     )
     yield* Effect.forkScoped(Effect.sleep(config.sweepEveryMs).pipe(Effect.zipRight(Effect.repeat(pass, Schedule.spaced(config.sweepEveryMs)))))
-    // And just after each midnight UTC, the spans move to the new day before readers come (a reader
-    // arriving first moves them itself, exactly the same way).
-    const roll = rollStaleSpans.pipe(Effect.catchAllCause((cause) => Effect.logWarning("span roll failed", cause)))
-    yield* Effect.forkScoped(Effect.forever(
-      Effect.gen(function*() {
-        yield* Effect.sleep(untilNextDay((yield* now).getTime()))
-        yield* roll
-      })
-    ))
+    // The roll at start and just after each midnight UTC is SpanRollerLive's (SpanRoller.ts).
   })
 )
