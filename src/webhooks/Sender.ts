@@ -4,7 +4,7 @@ import { Alerts, makeEvent } from "./Alerts.js"
 import { WebhooksConfig } from "./Config.js"
 import { type ClaimedDelivery, WebhooksRepo } from "./Repo.js"
 import { signatureHeader } from "./Signing.js"
-import { checkWebhookUrl, AddressResolver } from "./Ssrf.js"
+import { checkWebhookUrl, AddressResolver, pinnedTarget } from "./Ssrf.js"
 
 /**
  * The background sender (docs/webhooks.md, "Delivery"): a fiber living as long as the server's
@@ -26,6 +26,41 @@ const errorText = (error: unknown): string => {
   return String(error).slice(0, 300)
 }
 
+/**
+ * Connections are not reused: each attempt opens its own to the address checked for it, so no
+ * pooled connection (opened for another name or an earlier answer) carries a delivery.
+ */
+const session = new Bun.FetchSession({ keepAlive: false })
+
+/**
+ * One POST to a URL pinned to its checked address (`pinnedTarget`): the client connects to that
+ * IP and resolves nothing; the original name goes in the `host` header and, for https, as the TLS
+ * server name the certificate is verified against. Redirects come back as the 3xx answer, never
+ * followed. `ca` adds a trusted certificate (tests with a local https receiver).
+ */
+export const postPinned = async (
+  target: NonNullable<ReturnType<typeof pinnedTarget>>,
+  init: { readonly headers: Record<string, string>; readonly body: string; readonly signal: AbortSignal },
+  ca?: string
+): Promise<number> => {
+  const tls = {
+    ...(target.serverName === null ? {} : { serverName: target.serverName }),
+    ...(ca === undefined ? {} : { ca })
+  }
+  const response = await fetch(target.url, {
+    method: "POST",
+    headers: { ...init.headers, host: target.host },
+    body: init.body,
+    redirect: "manual",
+    signal: init.signal,
+    session,
+    tls
+  })
+  // The answer's body is not needed: drop it unread.
+  await response.body?.cancel().catch(() => undefined)
+  return response.status
+}
+
 /** The wait before the next attempt: the schedule's, ±10% so that retries of many deliveries spread out. */
 export const jittered = (seconds: number): number => seconds * 1000 * (0.9 + Math.random() * 0.2)
 
@@ -39,17 +74,19 @@ export const SenderLive = Layer.scopedDiscard(
 
     const post = (delivery: ClaimedDelivery, at: Date) =>
       Effect.gen(function*() {
-        // Checked again on the addresses the name resolves to now: DNS may have changed since the URL was saved.
+        // Checked again on the addresses the name resolves to now (DNS may have changed since the URL
+        // was saved), and the request goes to the address checked here, not to a second resolution.
         const check = yield* checkWebhookUrl(delivery.url, config.allowPrivate).pipe(Effect.provideService(AddressResolver, resolver))
         if (check._tag === "Refused") return { status: null, error: `refused: ${check.reason}` }
         const timestamp = Math.floor(at.getTime() / 1000)
         const secrets = delivery.previousSecret !== null && delivery.previousSecretUntil !== null && delivery.previousSecretUntil > at
           ? [delivery.secret, delivery.previousSecret]
           : [delivery.secret]
+        const target = pinnedTarget(check)
+        if (target === null) return { status: null, error: `refused: address ${check.address} cannot be connected to` }
         return yield* Effect.tryPromise({
-          try: async (signal) => {
-            const response = await fetch(check.url, {
-              method: "POST",
+          try: (signal) =>
+            postPinned(target, {
               headers: {
                 "content-type": "application/json",
                 "user-agent": "ai-visibility-webhooks/1",
@@ -58,13 +95,8 @@ export const SenderLive = Layer.scopedDiscard(
                 "webhook-signature": signatureHeader(secrets, delivery.eventId, timestamp, delivery.body)
               },
               body: delivery.body,
-              redirect: "manual",
               signal: AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)])
-            })
-            // The answer's body is not needed: drop it unread.
-            await response.body?.cancel().catch(() => undefined)
-            return response.status
-          },
+            }),
           catch: errorText
         }).pipe(
           Effect.map((status) => ({ status, error: status >= 200 && status < 300 ? null : `HTTP ${status}` })),

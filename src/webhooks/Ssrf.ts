@@ -8,7 +8,8 @@ import { isIP } from "node:net"
  * private, shared (CGNAT), link-local (cloud metadata included), multicast or reserved, in IPv4
  * and IPv6 (IPv4-mapped, -compatible and NAT64 addresses are judged by the IPv4 they carry).
  * Checked when the URL is saved and again on the address resolved for each attempt, so a name
- * that later resolves to an internal address (DNS rebinding) is refused at send time.
+ * that later resolves to an internal address (DNS rebinding) is refused at send time; the sender
+ * then connects to the very address checked (see `pinnedTarget`), never resolving the name again.
  */
 
 /** The addresses a host name resolves to; a fake in tests. */
@@ -106,14 +107,16 @@ export const addressRefusal = (address: string): string | null => {
 }
 
 export type UrlCheck =
-  | { readonly _tag: "Allowed"; readonly url: URL }
+  /** `address`: the one IP the host resolved to (the first answer) or is, every answer judged. */
+  | { readonly _tag: "Allowed"; readonly url: URL; readonly address: string }
   | { readonly _tag: "Refused"; readonly reason: string }
 
 const refused = (reason: string): UrlCheck => ({ _tag: "Refused", reason })
 
 /**
  * Whether a webhook may be sent to `text`: the URL's form (https, or http with allowPrivate; no
- * credentials), then every address its host resolves to (skipped with allowPrivate).
+ * credentials), then every address its host resolves to (resolved with allowPrivate too, but not
+ * judged then).
  */
 export const checkWebhookUrl = (
   text: string,
@@ -131,15 +134,35 @@ export const checkWebhookUrl = (
     }
     if (url.username !== "" || url.password !== "") return refused("url must not carry credentials")
     if (text.length > 2048) return refused("url is too long: at most 2048 characters")
-    if (allowPrivate) return { _tag: "Allowed", url } as const
     const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname
     const addresses = isIP(host) !== 0
       ? [host]
       : yield* Effect.flatMap(AddressResolver, (resolver) => resolver.resolve(host)).pipe(Effect.orElseSucceed(() => null))
-    if (addresses === null || addresses.length === 0) return refused(`url host ${host} does not resolve`)
-    for (const address of addresses) {
+    if (addresses === null || addresses.length === 0 || isIP(addresses[0]!.split("%")[0]!) === 0) {
+      return refused(`url host ${host} does not resolve`)
+    }
+    for (const address of allowPrivate ? [] : addresses) {
       const why = addressRefusal(address)
       if (why !== null) return refused(`url must not point to a ${why} address (${address})`)
     }
-    return { _tag: "Allowed", url } as const
+    return { _tag: "Allowed", url, address: addresses[0]! } as const
   })
+
+/**
+ * The request for an allowed URL pinned to its checked address: the URL with the address in
+ * place of the name (so the HTTP client resolves nothing), the original `host` header, and for
+ * https the original name as TLS server name, which is both the SNI sent and the name the
+ * certificate must be valid for (none for a URL that names an IP). Null when the address cannot stand in a URL (an IPv6 zone): the
+ * URL setter would keep the name silently, and the client would resolve it again.
+ */
+export const pinnedTarget = (
+  check: { readonly url: URL; readonly address: string }
+): { readonly url: string; readonly host: string; readonly serverName: string | null } | null => {
+  const target = new URL(check.url.href)
+  target.hostname = isIP(check.address) === 6 ? `[${check.address}]` : check.address
+  const pinned = target.hostname.startsWith("[") ? target.hostname.slice(1, -1) : target.hostname
+  if (isIP(pinned) === 0) return null
+  const name = check.url.hostname.startsWith("[") ? check.url.hostname.slice(1, -1) : check.url.hostname
+  // A URL naming an IP literal has no name to send: its certificate is checked against the IP, as before.
+  return { url: target.href, host: check.url.host, serverName: isIP(name) === 0 ? name : null }
+}

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Effect, Layer } from "effect"
 import { createHmac } from "node:crypto"
+import { readFileSync } from "node:fs"
 import { monthStart } from "../../src/accounts/Plans.js"
-import { AddressResolver, UnresolvableHost } from "../../src/webhooks/Ssrf.js"
+import { postPinned } from "../../src/webhooks/Sender.js"
+import { AddressResolver, pinnedTarget, UnresolvableHost } from "../../src/webhooks/Ssrf.js"
 import { createBrand, databaseBackends, json, makeTestApp, serverSchemaUrl, signup, type TestApp } from "../helpers/app.js"
 import { drainUrl, ndjson, postBatch, postDrain, query, requestRecord, setPlan, tenant, UA } from "../ingestion/fixtures.js"
 
@@ -546,4 +548,131 @@ describe.skipIf(!process.env.TEST_DATABASE_URL)("webhook deliveries survive a re
       receiver.stop()
     }
   }, 120_000)
+})
+
+for (const backend of databaseBackends()) {
+  describe(`webhook sender connects to the address it checked on ${backend}`, () => {
+    // Names under .invalid never resolve through the system resolver: only the fake answers them,
+    // so a delivery that arrives went to the address the check saw, not to a second resolution.
+    let app: TestApp
+    let cookie: string
+    const seen: Array<{ path: string; host: string | null }> = []
+    const lookups: Array<string> = []
+    const receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (request) => {
+        const url = new URL(request.url)
+        seen.push({ path: url.pathname, host: request.headers.get("host") })
+        if (url.pathname === "/moved") return new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${url.port}/elsewhere` } })
+        return new Response("ok")
+      }
+    })
+    const dns = new Map<string, ReadonlyArray<string>>([["hook.invalid", ["127.0.0.1", "10.255.255.1"]]])
+    const countingResolver = Layer.succeed(AddressResolver, {
+      resolve: (host) => {
+        lookups.push(host)
+        const found = dns.get(host)
+        return found === undefined ? Effect.fail(new UnresolvableHost({ host })) : Effect.succeed(found)
+      }
+    })
+    beforeAll(async () => {
+      app = await makeTestApp(backend, { addressResolver: countingResolver, webhooks: { allowPrivate: true, retrySchedule: [], pollMs: 100 } })
+      cookie = await signup(app, `pinned-${backend}@example.test`)
+    }, 120_000)
+    afterAll(async () => {
+      await app.dispose()
+      receiver.stop(true)
+    })
+
+    const call = (path: string, method = "GET", body?: unknown) =>
+      app.fetch(path, {
+        method,
+        headers: { cookie, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+    const lastDelivery = (id: string) =>
+      waitFor("the attempt", async () => {
+        const list = ((await json(await call(`/api/v1/me/webhooks/${id}/deliveries`))) as {
+          deliveries: Array<{ status: string; attempts: number; response_status: number | null; last_error: string | null }>
+        }).deliveries
+        return list[0] !== undefined && list[0].status !== "pending" ? list[0] : undefined
+      })
+
+    it("a name only the AddressResolver knows is delivered to its first address, with the original host header", async () => {
+      const created = await call("/api/v1/me/webhooks", "POST", { url: `http://hook.invalid:${receiver.port}/hook`, events: ["crawler.new_bot"] })
+      expect(created.status).toBe(201)
+      const { id } = (await json(created)) as { id: string }
+      lookups.length = 0
+      expect((await call(`/api/v1/me/webhooks/${id}/test`, "POST")).status).toBeLessThan(300)
+      const delivery = await lastDelivery(id)
+      expect(delivery).toMatchObject({ status: "delivered", response_status: 200, last_error: null })
+      expect(seen.filter((r) => r.path === "/hook")).toEqual([{ path: "/hook", host: `hook.invalid:${receiver.port}` }])
+      // One resolution for the attempt: the one checked and used.
+      expect(lookups).toEqual(["hook.invalid"])
+    })
+
+    it("a redirect answer is a failed attempt, never followed", async () => {
+      const created = await call("/api/v1/me/webhooks", "POST", { url: `http://hook.invalid:${receiver.port}/moved`, events: ["crawler.new_bot"] })
+      const { id } = (await json(created)) as { id: string }
+      await call(`/api/v1/me/webhooks/${id}/test`, "POST")
+      const delivery = await lastDelivery(id)
+      expect(delivery).toMatchObject({ status: "failed", response_status: 302, last_error: "HTTP 302" })
+      expect(seen.filter((r) => r.path === "/moved")).toHaveLength(1)
+      expect(seen.filter((r) => r.path === "/elsewhere")).toHaveLength(0)
+    })
+
+    it("a name that does not resolve is refused when saved", async () => {
+      const response = await call("/api/v1/me/webhooks", "POST", { url: `http://nowhere.invalid:${receiver.port}/hook`, events: ["crawler.new_bot"] })
+      expect(response.status).toBe(400)
+      expect(((await json(response)) as { error: string }).error).toMatch(/^invalid url: url host nowhere\.invalid does not resolve/)
+    })
+  })
+}
+
+describe("a pinned https request", () => {
+  // A local https receiver with a certificate for hook.invalid only, reached at 127.0.0.1.
+  const cert = readFileSync(new URL("../fixtures/tls/hook.invalid.cert.pem", import.meta.url), "utf8")
+  const key = readFileSync(new URL("../fixtures/tls/hook.invalid.key.pem", import.meta.url), "utf8")
+  const hosts: Array<string | null> = []
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    tls: { cert, key },
+    fetch: (request) => {
+      hosts.push(request.headers.get("host"))
+      return new Response("ok")
+    }
+  })
+  afterAll(() => server.stop(true))
+  const post = (name: string, ca?: string) => {
+    const target = pinnedTarget({ url: new URL(`https://${name}:${server.port}/hook`), address: "127.0.0.1" })
+    if (target === null) throw new Error("not pinned")
+    return postPinned(target, { headers: { "content-type": "application/json" }, body: "{}", signal: AbortSignal.timeout(10_000) }, ca)
+  }
+
+  it("goes to the checked address, verifying the certificate for the original name", async () => {
+    expect(pinnedTarget({ url: new URL(`https://hook.invalid:${server.port}/hook`), address: "127.0.0.1" })).toEqual({
+      url: `https://127.0.0.1:${server.port}/hook`,
+      host: `hook.invalid:${server.port}`,
+      serverName: "hook.invalid"
+    })
+    expect(await post("hook.invalid", cert)).toBe(200)
+    expect(hosts).toEqual([`hook.invalid:${server.port}`])
+  })
+
+  it("fails when the certificate is not valid for the name, or not trusted", async () => {
+    await expect(post("other.invalid", cert)).rejects.toThrow(/ALTNAME|certificate/i)
+    await expect(post("hook.invalid")).rejects.toThrow(/certificate|self.signed/i)
+    expect(hosts).toHaveLength(1)
+  })
+
+  it("an address that cannot stand in a URL is not pinned (the client would resolve the name)", () => {
+    expect(pinnedTarget({ url: new URL("https://hook.invalid/hook"), address: "fe80::1%eth0" })).toBeNull()
+    expect(pinnedTarget({ url: new URL("https://hook.invalid:8443/x?y=1"), address: "2001:4860::1" })).toEqual({
+      url: "https://[2001:4860::1]:8443/x?y=1",
+      host: "hook.invalid:8443",
+      serverName: "hook.invalid"
+    })
+  })
 })
