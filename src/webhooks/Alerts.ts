@@ -12,17 +12,8 @@ import { newEventId } from "./Signing.js"
  * fails the request that caused it: a failure is logged.
  */
 
-export const EVENT_TYPES = [
-  "ping",
-  "crawler.new_bot",
-  "crawler.spoofed_surge",
-  "ingestion.stalled",
-  "ingestion.quota",
-  "visibility.changed",
-  "citation.gained",
-  "citation.lost"
-] as const
-export type EventType = (typeof EVENT_TYPES)[number]
+export { EVENT_TYPES, type EventType } from "./EventTypes.js"
+import type { EventType } from "./EventTypes.js"
 
 export interface StoredHit {
   readonly bot: string

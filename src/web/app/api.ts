@@ -1,3 +1,5 @@
+// A type-only import: erased from the browser bundle, so the page reads the server's own shape.
+import type { ScanStatus } from "../../visibility/Observations.js"
 /**
  * Calls of the web application: the cookie-authenticated dashboard surface only (/api/v1).
  * The browser never holds an API key; the session cookie is HttpOnly and SameSite=Lax.
@@ -157,15 +159,4 @@ export interface ModelResponse {
 }
 
 /** GET /api/v1/me/brands/{slug}/scans: the brand's last scan per answer engine. */
-export interface ScanStatusResponse {
-  readonly engines: ReadonlyArray<{
-    readonly engine: string
-    readonly scanned_at: string
-    readonly observations: number
-    readonly failures: number
-    readonly last_error: string | null
-    readonly tokens: number
-  }>
-  readonly month_tokens: number
-  readonly monthly_token_budget: number | null
-}
+export type ScanStatusResponse = Omit<ScanStatus, "brand_slug">

@@ -1,3 +1,4 @@
+import { EVENT_TYPES as ALL_EVENT_TYPES } from "../../webhooks/EventTypes.js"
 import { call, describeError, get, post } from "./api.js"
 import { append, clear, copyButton, formatDate, formatNumber, h } from "./dom.js"
 
@@ -7,15 +8,8 @@ import { append, clear, copyButton, formatDate, formatNumber, h } from "./dom.js
  * And the ingestion health card of a brand (the Brands page). docs/webhooks.md.
  */
 
-const EVENT_TYPES = [
-  "crawler.new_bot",
-  "crawler.spoofed_surge",
-  "ingestion.stalled",
-  "ingestion.quota",
-  "visibility.changed",
-  "citation.gained",
-  "citation.lost"
-] as const
+/** What an endpoint can subscribe to: every event type but ping, which the test button sends to any endpoint. */
+const EVENT_TYPES = ALL_EVENT_TYPES.filter((type) => type !== "ping")
 
 interface Endpoint {
   readonly id: string
