@@ -2,6 +2,7 @@ import { describe, expect, it } from "bun:test"
 import { Schema } from "effect"
 import corpusJson from "./fixtures/matomo-corpus.json"
 import { loadCatalog, makeClassifier } from "../../src/catalog/Classifier.js"
+import { bundledMethods } from "../../src/verification/Methods.js"
 
 // An independent labelled corpus (provenance inside the file; docs/catalog.md, "Measuring breadth"):
 // precision, recall, kind and vendor accuracy of the classifier, kind and vendor counted over every
@@ -63,5 +64,13 @@ describe("independent corpus (Matomo device-detector bot fixtures)", () => {
     const m = measure(corpus.rows)
     if (process.env.CORPUS_REPORT) console.log(JSON.stringify(m, null, 1))
     expect(m.wrong.filter((w) => w.startsWith("FP"))).toEqual([])
+  })
+})
+
+describe("verification methods of the agents added from the corpus", () => {
+  it("Google's user-triggered fetchers check Google's ranges and host names; agents without published methods have none", () => {
+    const methods = bundledMethods()
+    for (const bot of ["Google-Pinpoint", "Google-GeminiNotebook"]) expect(methods.get(bot)).toEqual(["ip_ranges", "reverse_dns"])
+    for (const bot of ["MistralAI-Index", "ProRata", "Aider"]) expect(methods.get(bot) ?? []).toEqual([])
   })
 })
