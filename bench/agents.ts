@@ -1,5 +1,5 @@
 /**
- * Agent analytics at scale (issue 5): 5 million crawler hits over 90 days for one brand, plus
+ * Agent analytics at scale: 5 million crawler hits over 90 days for one brand, plus
  * other brands' noise, on PostgreSQL; /agents and /agents/pages at 90d through the running server,
  * median and p95 latency, next to a raw SQL query of the same numbers on the raw hits table.
  *
@@ -42,7 +42,7 @@ const waitFor = async (target: string) => {
   throw new Error(`${target} did not come up`)
 }
 
-const server = spawn(["bun", "run", "src/main.ts"], {
+const server = spawn(["bun", "run", "src/app/main.ts"], {
   env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", RETENTION_SWEEP_MINUTES: "1440" },
   stdout: "ignore",
   stderr: "inherit"

@@ -5,8 +5,8 @@
  *
  *   bun run bench/analysis.ts
  */
-import { makeAnalysis } from "../src/visibility/Analysis.js"
-import { makeLexiconScorer } from "../src/visibility/Sentiment.js"
+import { makeAnalysis } from "../src/observations/Analysis.js"
+import { makeLexiconScorer } from "../src/observations/Sentiment.js"
 
 const subject = {
   brand: { name: "Northwind CRM", domain: "northwindcrm.com", aliases: ["Northwind"] },

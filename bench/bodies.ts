@@ -1,8 +1,8 @@
 /**
- * Hostile bodies (issue 9): a gzip bomb (1 GiB of zeros in about 1 MiB) to the drain, and a 100 MB
+ * Hostile bodies: a gzip bomb (1 GiB of zeros in about 1 MiB) to the drain, and a 100 MB
  * body to the drain, the batch endpoint and the login endpoint (and chunked, no declared length, to
  * login). Each must be refused (drain: 200
- * with nothing stored, as spec 4.2 rule 5 asks; others 413 or a closed connection) without the
+ * with nothing stored, as docs/ingestion.md says; others 413 or a closed connection) without the
  * server's memory following the body: prints the server's peak RSS before and after.
  *
  *   bun run bench/bodies.ts        (PostgreSQL at 127.0.0.1:5432 or BENCH_DATABASE_URL)

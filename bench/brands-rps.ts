@@ -6,7 +6,7 @@
  *   bun run bench/brands-rps.ts            (needs wrk, taskset and PostgreSQL at 127.0.0.1:5432)
  *   BRANDS=1|3|10|100 ROUNDS=3 SECONDS=8 bun run bench/brands-rps.ts
  *
- * - Ours: src/main.ts (HttpApi, middleware, @effect/sql-pg), rate limiters on but far above the
+ * - Ours: src/app/main.ts (HttpApi, middleware, @effect/sql-pg), rate limiters on but far above the
  *   load, request log on (to /dev/null).
  * - Baseline (bench/baseline-brands-server.ts): Bun.serve + postgres.js, pool 10, `max_pipeline` 5
  *   (about connections / pool; the default of 100 makes postgres.js slower round after round under
@@ -57,7 +57,7 @@ const waitFor = async (target: string, ok = (_status: number) => true) => {
   throw new Error(`${target} did not come up`)
 }
 
-const ours = spawn(pin(0, ["bun", "run", "src/main.ts"]), {
+const ours = spawn(pin(0, ["bun", "run", "src/app/main.ts"]), {
   env: {
     ...process.env,
     DATABASE_URL: databaseUrl,

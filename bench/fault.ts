@@ -1,5 +1,5 @@
 /**
- * Fault (issue 9): PostgreSQL stopped for 30 s in the middle of continuous drain deliveries.
+ * Fault: PostgreSQL stopped for 30 s in the middle of continuous drain deliveries.
  * Runs on its own temporary cluster (pg_createcluster ... aivfault on port 5499, dropped at the
  * end), never on the shared server. Every delivery answered 200 must be stored exactly once after
  * the database returns (the spool and its replay): prints hits sent, stored, lost and duplicated.

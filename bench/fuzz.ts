@@ -1,5 +1,5 @@
 /**
- * Fuzz (issue 9): 100,000 drain bodies from a seeded generator (mulberry32, SEED) posted to a real
+ * Fuzz: 100,000 drain bodies from a seeded generator (mulberry32, SEED) posted to a real
  * server; not one may answer 5xx. Bodies: valid records with fields of the wrong type, truncated
  * and bit-flipped JSON, NDJSON with junk lines, deep nesting, huge numbers and strings, unicode,
  * gzip of all of these, truncated and corrupt gzip, random bytes.

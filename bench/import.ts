@@ -8,8 +8,8 @@
  *   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test bun run bench/import.ts [words per answer, default 300]
  */
 import { Client } from "pg"
-import { makeAnalysis } from "../src/visibility/Analysis.js"
-import { makeLexiconScorer } from "../src/visibility/Sentiment.js"
+import { makeAnalysis } from "../src/observations/Analysis.js"
+import { makeLexiconScorer } from "../src/observations/Sentiment.js"
 import { inProcessApp } from "./support.js"
 
 const base = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"

@@ -6,7 +6,7 @@
  *
  * Drain (ONLY=drain; docs/performance.md): deliveries of RECORDS records (default 2,000; 100 and
  * 20,000 for how cost grows; gzip NDJSON, about 20% AI-crawler requests, the rest browsers, a few
- * AI referrals and non-request records) go to a running server (src/main.ts on a fresh database,
+ * AI referrals and non-request records) go to a running server (src/app/main.ts on a fresh database,
  * pinned to core 0, rate limiters far above the load) through POST
  * /api/public/v1/agents/ingest/drain, CONCURRENCY (4) in flight: decoding, classification, the cap,
  * hits + rollups + usage in one transaction. The baseline is the bare limit: one COPY FROM STDIN
@@ -59,7 +59,7 @@ const has = (cmd: string) => spawnSync(["sh", "-c", `command -v ${cmd}`]).exitCo
 const pin = (core: number, argv: Array<string>) => (has("taskset") ? ["taskset", "-c", String(core), ...argv] : argv)
 if (has("taskset")) spawnSync(["taskset", "-cp", "1", String(process.pid)])
 
-const server = spawn(pin(0, ["bun", "run", "src/main.ts"]), {
+const server = spawn(pin(0, ["bun", "run", "src/app/main.ts"]), {
   env: {
     ...process.env,
     DATABASE_URL: databaseUrl,
@@ -331,7 +331,7 @@ if (only.has("ship")) {
   await writer.end()
   const size = Bun.file(file).size
   const started = performance.now()
-  const child = spawn(pin(1, ["bun", "run", "src/cli.ts", "ship", file, "--site", brand.site_id, "--key", key, "--url", base, "--quiet"]), {
+  const child = spawn(pin(1, ["bun", "run", "src/app/cli.ts", "ship", file, "--site", brand.site_id, "--key", key, "--url", base, "--quiet"]), {
     stdout: "pipe",
     stderr: "inherit"
   })

@@ -1,5 +1,5 @@
 /**
- * Load (issue 9): 60 s at 1,000 requests a second, open loop (requests start on schedule whether
+ * Load: 60 s at 1,000 requests a second, open loop (requests start on schedule whether
  * or not earlier ones finished), mixed over read endpoints and drain deliveries, against one
  * server process on PostgreSQL. Expect 0 errors; prints p50/p99/max latency and the server's peak RSS.
  *

@@ -1,5 +1,5 @@
 /**
- * Shared by the issue 9 benches (bench/load.ts, fault.ts, fuzz.ts, bodies.ts): a server process
+ * Shared by the operations benches (bench/load.ts, fault.ts, fuzz.ts, bodies.ts): a server process
  * on a fresh database, an account on the growth plan with brands and a key, drain bodies, and
  * the server's peak RSS. Loopback only; every run is bounded in time and count.
  */
@@ -31,9 +31,9 @@ export interface Server {
   readonly stop: () => Promise<number>
 }
 
-/** `bun run src/main.ts` with these settings (rate limits far above the load unless given). */
+/** `bun run src/app/main.ts` with these settings (rate limits far above the load unless given). */
 export const startServer = async (env: Record<string, string>, port: number, core?: number): Promise<Server> => {
-  const argv = ["bun", "run", "src/main.ts"]
+  const argv = ["bun", "run", "src/app/main.ts"]
   const proc = spawn(core === undefined || Bun.which("taskset") === null ? argv : ["taskset", "-c", String(core), ...argv], {
     env: {
       ...process.env,
@@ -140,7 +140,7 @@ export const inProcessApp = async (databaseUrl: string) => {
   const { HttpApiBuilder, HttpServer } = await import("@effect/platform")
   const { Layer, Option, Redacted } = await import("effect")
   const { PasswordHasherCheap } = await import("../src/accounts/Passwords.js")
-  const { ApiLive, makeServices, RepositoriesLive } = await import("../src/layers.js")
+  const { ApiLive, makeServices, RepositoriesLive } = await import("../src/app/Layers.js")
   const { appConfigTest } = await import("../src/platform/Config.js")
   const { MigratedSqlLive } = await import("../src/platform/Database.js")
   const config = appConfigTest({ databaseUrl: Option.some(Redacted.make(databaseUrl)) })

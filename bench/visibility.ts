@@ -1,5 +1,5 @@
 /**
- * The thirteen visibility reads (issue 7) at 90d on PostgreSQL with 2 million observations:
+ * The thirteen visibility reads at 90d on PostgreSQL with 2 million observations:
  * 3 brands x 90 days x 9 engines x 2 regions x 4 scans a day x 103 prompts = 2,002,320 observations
  * (with ~3.4 M mentions, 4 M answer citations, 445 k fan-outs), seeded straight into a fresh database
  * with generate_series, the rollups rebuilt from the raw rows by SQL. Each endpoint runs through the

@@ -1,4 +1,4 @@
--- Plans and their entitlements (decisions.md "Plans"); changed by the operator, read everywhere from here.
+-- Plans and their entitlements (docs/decisions.md "Plans"); changed by the operator, read everywhere from here.
 create table plans (
   id text primary key,
   paid boolean not null,

@@ -1,4 +1,4 @@
--- Server-log ingestion (issue 4): crawler hits, their rollup, AI referrals. metrics.md section 3.
+-- Server-log ingestion: crawler hits, their rollup, AI referrals. docs/agents.md.
 
 -- One row per recognised AI-crawler request. The primary key is the delivery key of the record:
 -- the platform's record id when the drain gives one, else "<delivery id>:<index>"; replays of a
@@ -22,7 +22,7 @@ create table crawler_hits (
   channel text not null,          -- edge_worker, cdn_webhook, csv_upload, api, drain, tag
   primary key (brand_id, record_key)
 );
--- Reads of issue 5 (a brand's hits over a time window) and the retention sweep.
+-- The agent reads (a brand's hits over a time window) and the retention sweep.
 create index crawler_hits_brand_ts on crawler_hits (brand_id, ts);
 
 -- Hit counts per (brand, day UTC, path, bot, status), written in the same transaction as the hits.
@@ -47,7 +47,7 @@ create table ai_referrals (
   record_key text not null,
   account_id bigint not null references accounts (id) on delete cascade,
   ts timestamptz not null,
-  engine text not null,           -- one of the engine slugs (decisions.md)
+  engine text not null,           -- one of the engine slugs (docs/decisions.md)
   referrer text not null,
   host text not null default '',
   path text not null,

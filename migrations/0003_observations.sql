@@ -1,5 +1,5 @@
--- Answer observations (metrics.md section 1), analysed once at write time (src/visibility/Analysis.ts).
--- The read endpoints (issue 7) are queries over these tables; docs/observations.md explains each column.
+-- Answer observations (docs/observations.md), analysed once at write time (src/observations/Analysis.ts).
+-- The read endpoints are queries over these tables; docs/observations.md explains each column.
 --
 -- Every child row repeats the observation's account, brand, UTC day and engine/region so that the
 -- per-brand and per-account aggregates filter on their own indexes without joining back.
@@ -74,7 +74,7 @@ create table citations (
 create index citations_brand_day on citations (brand_id, day, domain);
 create index citations_account_day on citations (account_id, day, domain);
 
--- Fan-out sub-questions of an answer (spec 2.5), position from 1 (the spec's `index`).
+-- Fan-out sub-questions of an answer (docs/observations.md), position from 1 (the API's `index`).
 create table fanouts (
   id bigint generated always as identity primary key,
   observation_id bigint not null references observations (id) on delete cascade,
@@ -103,7 +103,7 @@ create table fanout_citations (
 create index fanout_citations_account_day on fanout_citations (account_id, day, domain);
 
 -- Daily rollups, maintained in the same transaction as the rows they count (only newly stored
--- observations are added, so an import replayed adds nothing). The aggregates of metrics.md
+-- observations are added, so an import replayed adds nothing). The aggregates of docs/observations.md
 -- section 2 that need no per-observation join read these: at 2 million observations a 90-day
 -- per-brand figure reads a few thousand rollup rows instead of hundreds of thousands of mentions.
 create table observation_daily (

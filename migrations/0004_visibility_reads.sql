@@ -1,4 +1,4 @@
--- Rollups for the visibility reads (issue 7, docs/visibility.md), maintained at write time by
+-- Rollups for the visibility reads (docs/visibility.md), maintained at write time by
 -- ObservationsRepo.insert in the same transaction as the rows they count, like those of 0003.
 -- They answer the figures that need a per-observation join (topic ranking, competitor prompts,
 -- competitor citations, gap) from a few thousand rows instead of the raw mentions and citations.

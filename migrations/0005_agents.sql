@@ -1,5 +1,5 @@
--- Agent analytics (issue 5): the read side of crawler traffic. docs/agents.md.
--- Every crawler aggregate reads a rollup, never the raw hits (metrics.md section 3).
+-- Agent analytics: the read side of crawler traffic. docs/agents.md.
+-- Every crawler aggregate reads a rollup, never the raw hits (docs/agents.md).
 
 -- Time of the latest hit of each rollup row: the crawled-pages list shows it (last_seen).
 alter table crawler_rollup add column last_seen timestamptz;

@@ -1,4 +1,4 @@
--- Agent analytics (issue 5), the pages list without a crawler filter. docs/agents.md.
+-- Agent analytics, the pages list without a crawler filter. docs/agents.md.
 -- Per-path totals of the 7, 30 and 90 days ending crawler_span_state.as_of: crawler_span summed over
 -- its bots, so a list without a bot/vendor/kind filter reads one row per path (a few thousand)
 -- instead of one per (path, bot). Rebuilt from crawler_span whenever the spans move to a new day;

@@ -5,12 +5,13 @@ import { BrandsGroup, DashboardBrandsGroup } from "./brands/Api.js"
 import { IngestionGroup } from "./ingestion/Api.js"
 import { SystemGroup } from "./platform/SystemApi.js"
 import { CitationsGroup, IndustryGroup, VisibilityGroup } from "./visibility/Api.js"
-import { ObservationsGroup } from "./visibility/ObservationsApi.js"
+import { ObservationsGroup } from "./observations/Api.js"
+import { TwinsGroup } from "./web/TwinsApi.js"
 import { WebhooksGroup } from "./webhooks/Api.js"
 
 export const API_VERSION = "2026.05.23"
 
-/** The customer API (spec): 21 paths under /api/public/v1, bearer API keys only. */
+/** The customer API: 21 paths under /api/public/v1, bearer API keys only. */
 export class PublicApi extends HttpApi.make("public")
   .add(BrandsGroup)
   .add(VisibilityGroup)
@@ -30,15 +31,32 @@ export class PublicApi extends HttpApi.make("public")
   )
 {}
 
-/** The dashboard surface (decisions.md): cookie sessions, used by the web application. */
+/** Built once: the public API's OpenAPI 3.1 document (spec version label in info.version). */
+export const publicOpenApi = OpenApi.fromApi(PublicApi)
+
+/** The dashboard surface (docs/decisions.md): cookie sessions, used by the web application. */
 export class DashboardApi extends HttpApi.make("dashboard")
   .add(AuthGroup)
   .add(MeGroup)
   .add(DashboardBrandsGroup)
   .add(ObservationsGroup)
   .add(WebhooksGroup)
+  .add(TwinsGroup)
   .prefix("/api/v1")
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Brand AI-Visibility Dashboard API",
+      version: API_VERSION,
+      description:
+        "The surface of the web application: sign-up and sign-in, the account and its API keys, brands, competitors and " +
+        "prompts, imports, webhooks, and cookie twins of the public reads. Every route but sign-up and sign-in needs the " +
+        "session cookie; state-changing requests need a same-origin Origin header."
+    })
+  )
 {}
+
+/** Built once: the dashboard surface's own document (the web application's routes, cookie sessions). */
+export const dashboardOpenApi = OpenApi.fromApi(DashboardApi)
 
 /** Everything one server process serves. */
 export class ServerApi extends HttpApi.make("server")

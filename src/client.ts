@@ -14,7 +14,7 @@
  * const pages = await runWithFetch(program)
  * ```
  *
- * Errors are typed values: `BadRequest`, `Unauthorized`, `NotFound`, `NotImplemented`... of
+ * Errors are typed values: `BadRequest`, `Unauthorized`, `NotFound`, `QuotaExceeded`... of
  * src/platform/HttpErrors.ts, decoded from the response status and body.
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"

@@ -51,7 +51,7 @@ describe("typed client (HttpApiClient of PublicApi)", () => {
   it("decodes error statuses back into their tagged errors", async () => {
     const missing = await withClient(key, (client) => Effect.either(client.brands.get({ path: { slug: "nope" } })))
     expect(Either.isLeft(missing) && missing.left).toBeInstanceOf(NotFound)
-    // The visibility reads (issue 7) answer typed values, and 404 as NotFound.
+    // The visibility reads answer typed values, and 404 as NotFound.
     const citations = await withClient(key, (client) => client.citations.citations({ urlParams: {} }))
     expect(citations).toEqual({ domains: [], total_citations: 0, range: "30d" })
     const competitor = await withClient(key, (client) =>

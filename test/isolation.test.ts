@@ -52,7 +52,7 @@ for (const backend of ["fake", ...databaseBackends()] as const) {
       })
     }
 
-    // Agent analytics (issue 5): B's own brand answers 200 with nothing of A's (A's traffic: test/agents).
+    // Agent analytics: B's own brand answers 200 with nothing of A's (A's traffic: test/agents).
     for (const suffix of ["/agents", "/agents/pages", "/search-performance", "/attribution"]) {
       it(`GET /brands/{B's slug}${suffix} is 200 and shows nothing of A's`, async () => {
         const response = await app.fetch(`/api/public/v1/brands/bravo${suffix}?range=90d`, { headers: bearer(keyB) })
@@ -80,7 +80,7 @@ for (const backend of ["fake", ...databaseBackends()] as const) {
     for (const path of workspace) {
       it(`GET ${path} shows nothing of A's`, async () => {
         const response = await app.fetch(path, { headers: bearer(keyB) })
-        // Visibility reads (issue 7) answer B's own data: 200, or 404 for A's brand or competitor.
+        // Visibility reads answer B's own data: 200, or 404 for A's brand or competitor.
         const expected = /acme-secret-brand|Globex/.test(path) ? [404] : path.startsWith("/api/public/v1/brands") ||
             /portfolio|citations|model|topics|industry/.test(path) ? [200] : [200, 404, 501]
         expect(expected).toContain(response.status)

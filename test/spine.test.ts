@@ -25,7 +25,7 @@ for (const backend of backends) {
 
     const get = (path: string, headers: Record<string, string> = bearer(key)) => app.fetch(path, { headers })
 
-    describe("bearer authentication (spec section 7, byte-exact bodies)", () => {
+    describe("bearer authentication (docs/decisions.md, Authentication; byte-exact bodies)", () => {
       const cases: ReadonlyArray<[string, Record<string, string>, string]> = [
         ["no Authorization header", {}, `{"error":"missing Authorization header"}`],
         ["another scheme", { authorization: "Basic YWxhZGRpbjpvcGVuc2VzYW1l" }, `{"error":"Authorization must be Bearer <token>"}`],
@@ -112,7 +112,7 @@ for (const backend of backends) {
     })
 
     describe("agent analytics and ingestion answer after authentication and validation", () => {
-      // Agent analytics (issue 5): real answers; their figures are tested in test/agents.
+      // Agent analytics: real answers; their figures are tested in test/agents.
       const paths = [
         "/api/public/v1/brands/acme/agents",
         "/api/public/v1/brands/acme/agents/pages",
@@ -128,7 +128,7 @@ for (const backend of backends) {
           expect((await get(path.replace("/acme/", "/nope/"))).status).toBe(404)
         })
       }
-      // Ingestion is built (issue 4, test/ingestion): on the free plan both endpoints answer 403.
+      // Ingestion is built (test/ingestion): on the free plan both endpoints answer 403.
       const ingestion: ReadonlyArray<[string, string]> = [
         ["/api/public/v1/agents/ingest", `{"error":"plan not entitled to server-log ingestion"}`],
         ["/api/public/v1/agents/ingest/drain", `{"error":"plan not entitled to log-drain ingestion: Growth plan or higher"}`]
@@ -152,7 +152,7 @@ for (const backend of backends) {
       })
     })
 
-    // The visibility reads (issue 7): real answers; their figures are tested on the database back ends
+    // The visibility reads: real answers; their figures are tested on the database back ends
     // in test/visibility/reads.test.ts (the fake back end holds no rollups: its aggregates are empty).
     describe("visibility reads answer 200 JSON after authentication, 404 for an unknown competitor", () => {
       const paths = [

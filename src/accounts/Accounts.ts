@@ -4,7 +4,8 @@ import { badRequest, conflict, type BadRequest, type Conflict, Unauthorized } fr
 import { now } from "../platform/Time.js"
 import { KeyHashing } from "./KeyHashing.js"
 import { PasswordHasher } from "./Passwords.js"
-import { monthStart, type Plan } from "./Plans.js"
+import { monthStart } from "../platform/Days.js"
+import type { Plan } from "./Plans.js"
 import { AccountsRepo, type AccountRow } from "./Repo.js"
 
 export interface SessionUser {
@@ -35,6 +36,12 @@ export interface AccountsShape {
     readonly plan: Plan
     readonly usage: { brands: number; prompts: number; activeKeys: number; monthlyEvents: number; month: string }
   }, Unauthorized>
+  /** The account's plan (other domains check their caps and entitlements against it). */
+  readonly planOf: (accountId: number) => Effect.Effect<Plan>
+  /** The account of the user with this email (operator commands name an account by its user). */
+  readonly accountOfEmail: (email: string) => Effect.Effect<Option.Option<number>>
+  /** Runs `effect` while holding the account's lock: plan caps stay exact under concurrent requests. */
+  readonly withAccountLock: <A, E, R>(accountId: number, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 export class Accounts extends Context.Tag("Accounts")<Accounts, AccountsShape>() {}
@@ -126,7 +133,10 @@ export const AccountsLive = Layer.effect(
       login,
       logout: (token) => (token === "" ? Effect.void : repo.deleteSession(hashing.hash(token))),
       authenticateSession,
-      me
+      me,
+      planOf: repo.planOf,
+      accountOfEmail: (email) => repo.findUserByEmail(email.trim()).pipe(Effect.map(Option.map((user) => user.accountId))),
+      withAccountLock: repo.withAccountLock
     }
   })
 )

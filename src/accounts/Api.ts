@@ -54,8 +54,6 @@ export class SessionAuth extends HttpApiMiddleware.Tag<SessionAuth>()("SessionAu
 // Dashboard: sign-up, sign-in, the account, API keys
 // ---------------------------------------------------------------------------
 
-export const PlanId = Schema.Literal("free", "starter", "growth", "enterprise")
-
 export const AccountSummary = Schema.Struct({ id: Schema.Int, name: Schema.String, plan: Schema.String })
 export const UserSummary = Schema.Struct({ email: Schema.String })
 

@@ -26,7 +26,7 @@ export interface ApiKeysShape {
     BadRequest | PlanLimitReached
   >
   readonly revoke: (accountId: number, id: string) => Effect.Effect<ApiKeyView, NotFound>
-  /** The whole bearer check of spec section 7, from the raw Authorization header. */
+  /** The whole bearer check of docs/decisions.md "Authentication", from the raw Authorization header. */
   readonly authenticate: (
     authorization: string | undefined
   ) => Effect.Effect<{ readonly accountId: number; readonly keyId: string }, Unauthorized>

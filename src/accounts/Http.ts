@@ -4,7 +4,7 @@ import { ServerApi } from "../api.js"
 import { Accounts } from "./Accounts.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { BearerAuth, CurrentUser, SESSION_COOKIE, SessionAuth } from "./Api.js"
-import { noteAccount } from "../platform/Hardening.js"
+import { noteAccount } from "../platform/RequestMeta.js"
 import { AgentsConfig } from "../agents/Config.js"
 import { AppConfig } from "../platform/Config.js"
 import { ForwardedAccount } from "./Forwarded.js"
@@ -20,7 +20,7 @@ export const BearerAuthLive = Layer.effect(
           Option.isSome(forwarded)
             ? Effect.succeed(forwarded.value)
             : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => keys.authenticate(request.headers["authorization"])).pipe(
-              // The request log line names the account (src/platform/Hardening.ts).
+              // The request log line names the account (src/platform/Middleware.ts).
               Effect.tap((account) => noteAccount(account.accountId))
             ))
     }))

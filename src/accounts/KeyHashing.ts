@@ -1,4 +1,5 @@
 import { Context, Layer } from "effect"
+import { sha256Hex } from "../platform/Digest.js"
 
 export const KEY_PREFIX = "aivkey_"
 
@@ -16,24 +17,11 @@ export class KeyHashing extends Context.Tag("KeyHashing")<KeyHashing, KeyHashing
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url")
 
-/**
- * The last digest is remembered: a request's key is hashed for its rate-limit bucket and again
- * by the bearer check, one right after the other (the text is the request's own header value).
- */
-let lastText: string | undefined
-let lastDigest = ""
-export const sha256Hex = (text: string) => {
-  if (text === lastText) return lastDigest
-  lastDigest = new Bun.CryptoHasher("sha256").update(text).digest("hex")
-  lastText = text
-  return lastDigest
-}
-
 export const KeyHashingLive = Layer.succeed(KeyHashing, {
   generateKey: () => KEY_PREFIX + randomToken(),
   generateToken: randomToken,
   hash: sha256Hex
 })
 
-/** Display form of a key in lists: the first 14 characters and an ellipsis (spec 2.15). */
+/** Display form of a key in lists: the first 14 characters and an ellipsis (the OpenAPI document). */
 export const displayPrefix = (key: string) => key.slice(0, 14) + "\u2026"

@@ -1,25 +1,28 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, type Option, Schema } from "effect"
+import { countOf, firstRow, rows } from "../platform/Rows.js"
 
-export interface ApiKeyRow {
-  readonly id: string
-  readonly accountId: number
-  readonly name: string
-  readonly keyHash: string
-  readonly prefix: string
-  readonly createdAt: Date
-  readonly lastUsedAt: Date | null
-  readonly revokedAt: Date | null
-}
+export const ApiKeyRow = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.Number,
+  name: Schema.String,
+  keyHash: Schema.String,
+  prefix: Schema.String,
+  createdAt: Schema.DateFromSelf,
+  lastUsedAt: Schema.NullOr(Schema.DateFromSelf),
+  revokedAt: Schema.NullOr(Schema.DateFromSelf)
+})
+export type ApiKeyRow = typeof ApiKeyRow.Type
 
 /** What authentication needs of a key, looked up by the SHA-256 of the presented token. */
-export interface KeyLookup {
-  readonly id: string
-  readonly accountId: number
-  readonly revoked: boolean
+export const KeyLookup = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.Number,
+  revoked: Schema.Boolean,
   /** last_used_at is set: the key has been used (by any process) before. */
-  readonly used: boolean
-}
+  used: Schema.Boolean
+})
+export type KeyLookup = typeof KeyLookup.Type
 
 export interface ApiKeysRepoShape {
   readonly list: (accountId: number) => Effect.Effect<ReadonlyArray<ApiKeyRow>>
@@ -44,12 +47,9 @@ export const ApiKeysRepoLive = Layer.effect(
     const cols = sql.literal(columns)
     return {
       list: (accountId) =>
-        sql<ApiKeyRow>`select ${cols} from api_keys where account_id = ${accountId} order by created_at, id`.pipe(Effect.orDie),
+        sql`select ${cols} from api_keys where account_id = ${accountId} order by created_at, id`.pipe(rows(ApiKeyRow), Effect.orDie),
       countActive: (accountId) =>
-        sql<{ n: number }>`select count(*)::int as n from api_keys where account_id = ${accountId} and revoked_at is null`.pipe(
-          Effect.map((rows) => rows[0]?.n ?? 0),
-          Effect.orDie
-        ),
+        sql`select count(*)::int as n from api_keys where account_id = ${accountId} and revoked_at is null`.pipe(countOf, Effect.orDie),
       insert: (row) =>
         sql`insert into api_keys (id, account_id, name, key_hash, prefix, created_at)
             values (${row.id}, ${row.accountId}, ${row.name}, ${row.keyHash}, ${row.prefix}, ${row.createdAt})`.pipe(
@@ -57,15 +57,15 @@ export const ApiKeysRepoLive = Layer.effect(
           Effect.orDie
         ),
       revoke: (accountId, id, now) =>
-        sql<ApiKeyRow>`
+        sql`
           update api_keys set revoked_at = coalesce(revoked_at, ${now})
           where id = ${id} and account_id = ${accountId}
-          returning ${cols}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
+          returning ${cols}`.pipe(firstRow(ApiKeyRow), Effect.orDie),
       findByHash: (keyHash) =>
-        sql<KeyLookup>`
+        sql`
           select id::text as id, account_id::int as "accountId", revoked_at is not null as revoked,
             last_used_at is not null as used
-          from api_keys where key_hash = ${keyHash}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
+          from api_keys where key_hash = ${keyHash}`.pipe(firstRow(KeyLookup), Effect.orDie),
       touch: (entries) =>
         entries.length === 0
           ? Effect.void

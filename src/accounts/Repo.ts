@@ -1,38 +1,35 @@
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { firstRow, singleRow } from "../platform/Rows.js"
 import { isUniqueViolation } from "../platform/SqlErrors.js"
 import type { Plan } from "./Plans.js"
 
-export interface AccountRow {
-  readonly id: number
-  readonly name: string
-  readonly plan: string
-}
+export const AccountRow = Schema.Struct({ id: Schema.Number, name: Schema.String, plan: Schema.String })
+export type AccountRow = typeof AccountRow.Type
 
-export interface UserRow {
-  readonly userId: number
-  readonly accountId: number
-  readonly email: string
-  readonly passwordHash: string
-}
+export const UserRow = Schema.Struct({
+  userId: Schema.Number,
+  accountId: Schema.Number,
+  email: Schema.String,
+  passwordHash: Schema.String
+})
+export type UserRow = typeof UserRow.Type
 
-export interface SessionRow {
-  readonly userId: number
-  readonly accountId: number
-  readonly email: string
-}
+export const SessionRow = Schema.Struct({ userId: Schema.Number, accountId: Schema.Number, email: Schema.String })
+export type SessionRow = typeof SessionRow.Type
 
-export interface Usage {
-  readonly brands: number
-  readonly prompts: number
-  readonly activeKeys: number
-  readonly monthlyEvents: number
-}
+export const Usage = Schema.Struct({
+  brands: Schema.Number,
+  prompts: Schema.Number,
+  activeKeys: Schema.Number,
+  monthlyEvents: Schema.Number
+})
+export type Usage = typeof Usage.Type
 
-export class EmailTaken {
-  readonly _tag = "EmailTaken"
-}
+const IdRow = Schema.Struct({ id: Schema.Number })
+
+export class EmailTaken extends Schema.TaggedError<EmailTaken>()("EmailTaken", {}) {}
 
 /**
  * Accounts, users, sessions and plans. Infrastructure failures (SqlError) are defects
@@ -64,19 +61,20 @@ export interface AccountsRepoShape {
 
 export class AccountsRepo extends Context.Tag("AccountsRepo")<AccountsRepo, AccountsRepoShape>() {}
 
-interface PlanDbRow {
-  readonly id: string
-  readonly paid: boolean
-  readonly max_keys: number
-  readonly max_brands: number
-  readonly max_prompts: number
-  readonly batch_ingest: boolean
-  readonly drain_ingest: boolean
-  readonly monthly_events: number
-  readonly scan_hours: number
-}
+/** A row of `plans` as stored (migrations/0001_init.sql). */
+const PlanDbRow = Schema.Struct({
+  id: Schema.String,
+  paid: Schema.Boolean,
+  max_keys: Schema.Number,
+  max_brands: Schema.Number,
+  max_prompts: Schema.Number,
+  batch_ingest: Schema.Boolean,
+  drain_ingest: Schema.Boolean,
+  monthly_events: Schema.Number,
+  scan_hours: Schema.Number
+})
 
-export const planFromRow = (row: PlanDbRow): Plan => ({
+export const planFromRow = (row: typeof PlanDbRow.Type): Plan => ({
   id: row.id,
   paid: row.paid,
   maxKeys: row.max_keys,
@@ -84,7 +82,7 @@ export const planFromRow = (row: PlanDbRow): Plan => ({
   maxPrompts: row.max_prompts,
   batchIngest: row.batch_ingest,
   drainIngest: row.drain_ingest,
-  monthlyEvents: Number(row.monthly_events),
+  monthlyEvents: row.monthly_events,
   scanHours: row.scan_hours
 })
 
@@ -96,16 +94,16 @@ export const AccountsRepoLive = Layer.effect(
     const createAccountWithUser: AccountsRepoShape["createAccountWithUser"] = (input) =>
       sql.withTransaction(
         Effect.gen(function*() {
-          const taken = yield* sql<{ id: number }>`select id from users where lower(email) = lower(${input.email})`
+          const taken = yield* sql`select id from users where lower(email) = lower(${input.email})`
           if (taken.length > 0) return yield* Effect.fail(new EmailTaken())
-          const [account] = yield* sql<{ id: number; name: string; plan: string }>`
+          const account = yield* sql`
             insert into accounts (name) values (${input.accountName})
-            returning id::int as id, name, plan_id as plan`
-          const [user] = yield* sql<{ id: number }>`
+            returning id::int as id, name, plan_id as plan`.pipe(singleRow(AccountRow))
+          const user = yield* sql`
             insert into users (account_id, email, password_hash)
-            values (${account!.id}, ${input.email}, ${input.passwordHash})
-            returning id::int as id`
-          return { account: account!, userId: user!.id }
+            values (${account.id}, ${input.email}, ${input.passwordHash})
+            returning id::int as id`.pipe(singleRow(IdRow))
+          return { account, userId: user.id }
         })
       ).pipe(
         // A concurrent sign-up with the same email loses on the unique index.
@@ -115,56 +113,52 @@ export const AccountsRepoLive = Layer.effect(
       )
 
     const findUserByEmail: AccountsRepoShape["findUserByEmail"] = (email) =>
-      sql<UserRow>`
+      sql`
         select id::int as "userId", account_id::int as "accountId", email, password_hash as "passwordHash"
-        from users where lower(email) = lower(${email})`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+        from users where lower(email) = lower(${email})`.pipe(firstRow(UserRow), Effect.orDie)
 
     const createSession: AccountsRepoShape["createSession"] = (input) =>
       sql`insert into sessions (token_hash, account_id, user_id, expires_at)
           values (${input.tokenHash}, ${input.accountId}, ${input.userId}, ${input.expiresAt})`.pipe(Effect.asVoid, Effect.orDie)
 
     const findSession: AccountsRepoShape["findSession"] = (tokenHash, now) =>
-      sql<SessionRow>`
+      sql`
         select s.user_id::int as "userId", s.account_id::int as "accountId", u.email
         from sessions s join users u on u.id = s.user_id
-        where s.token_hash = ${tokenHash} and s.expires_at > ${now}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+        where s.token_hash = ${tokenHash} and s.expires_at > ${now}`.pipe(firstRow(SessionRow), Effect.orDie)
 
     const deleteSession: AccountsRepoShape["deleteSession"] = (tokenHash) =>
       sql`delete from sessions where token_hash = ${tokenHash}`.pipe(Effect.asVoid, Effect.orDie)
 
     const account: AccountsRepoShape["account"] = (accountId) =>
-      sql<AccountRow>`select id::int as id, name, plan_id as plan from accounts where id = ${accountId}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+      sql`select id::int as id, name, plan_id as plan from accounts where id = ${accountId}`.pipe(firstRow(AccountRow), Effect.orDie)
 
     const planOf: AccountsRepoShape["planOf"] = (accountId) =>
-      sql<PlanDbRow>`select p.* from accounts a join plans p on p.id = a.plan_id where a.id = ${accountId}`.pipe(
-        Effect.flatMap((rows) =>
-          rows[0] ? Effect.succeed(planFromRow(rows[0])) : Effect.dieMessage(`account ${accountId} has no plan`)
-        ),
+      sql`select p.* from accounts a join plans p on p.id = a.plan_id where a.id = ${accountId}`.pipe(
+        firstRow(PlanDbRow),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.dieMessage(`account ${accountId} has no plan`),
+          onSome: (row) => Effect.succeed(planFromRow(row))
+        })),
         Effect.orDie
       )
 
     const usage: AccountsRepoShape["usage"] = (accountId, month) =>
-      sql<Usage>`
+      sql`
         select
           (select count(*)::int from brands where account_id = ${accountId}) as brands,
           (select count(*)::int from prompts where account_id = ${accountId}) as prompts,
           (select count(*)::int from api_keys where account_id = ${accountId} and revoked_at is null) as "activeKeys",
           coalesce((select events::int from monthly_usage where account_id = ${accountId} and month = ${month}::date), 0) as "monthlyEvents"`.pipe(
-        Effect.map((rows) => rows[0]!),
+        singleRow(Usage),
         Effect.orDie
       )
 
     const setPlanByEmail: AccountsRepoShape["setPlanByEmail"] = (email, planId) =>
-      sql<AccountRow>`
+      sql`
         update accounts set plan_id = ${planId}
         where id = (select account_id from users where lower(email) = lower(${email}))
-        returning id::int as id, name, plan_id as plan`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie)
+        returning id::int as id, name, plan_id as plan`.pipe(firstRow(AccountRow), Effect.orDie)
 
     const withAccountLock: AccountsRepoShape["withAccountLock"] = (accountId, effect) =>
       sql.withTransaction(

@@ -1,8 +1,9 @@
 import { Context, Effect, Layer } from "effect"
 import { Brands } from "../brands/Brands.js"
-import type { BrandRow } from "../brands/Repo.js"
+import type { BrandRow } from "../brands/Brands.js"
 import { badRequest, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
 import { AGENT_KINDS, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
+import { addDays, dayList, isoDay, periodOf } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import type { AgentPagesResponse, AgentsResponse, AttributionResponse, SearchPerformanceResponse } from "./Api.js"
 import { AgentsConfig } from "./Config.js"
@@ -19,7 +20,7 @@ import {
 } from "./Repo.js"
 
 /**
- * Agent analytics (spec 2.14, 4 rows 8-11, 4.3; decisions.md; metrics.md section 3; docs/agents.md):
+ * Agent analytics (docs/agents.md, docs/decisions.md):
  * parameters are checked and defaulted here, figures come from AgentsRepo's rollups.
  */
 
@@ -73,16 +74,18 @@ export const ENGINE_VENDOR: Readonly<Record<string, string>> = Object.fromEntrie
   Object.entries(VENDOR_ENGINES).flatMap(([vendor, engines]) => engines.map((engine) => [engine, vendor]))
 )
 
-const DAY_MS = 86_400_000
-const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
-const dayMs = (day: string) => Date.parse(`${day}T00:00:00Z`)
+/** The days of a range ending today (UTC): its bounds and every day, oldest first. */
+interface RangeWindow {
+  readonly days: number
+  readonly from: string
+  readonly to: string
+  readonly list: ReadonlyArray<string>
+}
 
-/** The days of a range ending today (UTC), oldest first. */
-export const rangeWindow = (at: Date, range: Range) => {
-  const today = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate())
+const rangeWindow = (at: Date, range: Range): RangeWindow => {
   const days = rangeDays(range)
-  const list = Array.from({ length: days }, (_, i) => isoDay(today - (days - 1 - i) * DAY_MS))
-  return { days, from: list[0]!, to: list[days - 1]!, list }
+  const { from, to } = periodOf(at, days)
+  return { days, from, to, list: dayList(from, days) }
 }
 
 const nonEmpty = (s: string | undefined) => (s === undefined || s.trim() === "" ? null : s.trim())
@@ -107,7 +110,10 @@ export const parseFolder = (raw: string | undefined): string | null | BadRequest
 export const parseStatus = (raw: string | undefined): StatusFilter | null =>
   raw === undefined || raw === "" ? null : raw === "ok" || raw === "error" ? { _tag: raw } : { _tag: "code", code: Number(raw) }
 
-/** Unknown sort values fall back to hits; dir is honoured only alongside sort (spec 4.3). */
+/** The sort keys of GET /brands/{slug}/agents/pages (the MCP tool offers them as an enum). */
+export const PAGE_SORTS: ReadonlyArray<PageSort> = PAGE_SORT_COLUMNS
+
+/** Unknown sort values fall back to hits; dir is honoured only alongside sort (docs/agents.md). */
 export const parseSort = (sort: string | undefined, dir: "asc" | "desc" | undefined): { sort: PageSort; dir: "asc" | "desc" } => {
   const key = (PAGE_SORT_COLUMNS as ReadonlyArray<string>).includes(sort ?? "") ? (sort as PageSort) : "hits"
   const fallback = key === "path" ? "asc" : "desc"
@@ -122,7 +128,7 @@ const sumInto = (map: Map<string, number>, key: string, n: number) => map.set(ke
 export const tagSnippet = (publicBase: string, siteId: string) =>
   `<script async src="${publicBase}/tag.js?site_id=${siteId}"></script>`
 
-export const AgentsServiceLive = Layer.effect(
+export const AgentsLive = Layer.effect(
   Agents,
   Effect.gen(function*() {
     const brands = yield* Brands
@@ -130,12 +136,12 @@ export const AgentsServiceLive = Layer.effect(
     const config = yield* AgentsConfig
     const verification = yield* Verification
 
-    /** metrics.md: coverage_from = the first day the rollup is complete for the brand; see docs/agents.md. */
+    /** coverage_from = the first day the rollup is complete for the brand (docs/agents.md). */
     const coverage = (brand: BrandRow, from: string, today: string) =>
       Effect.map(repo.firstRollupDay(brand.accountId, brand.id), (first) => {
-        const created = isoDay(brand.addedAt.getTime())
+        const created = isoDay(brand.addedAt)
         const start = first !== null && first < created ? first : created
-        const horizon = isoDay(dayMs(today) - (config.rollupRetentionDays - 1) * DAY_MS)
+        const horizon = addDays(today, -(config.rollupRetentionDays - 1))
         const coverageFrom = start > horizon ? start : horizon
         return { coverage_from: coverageFrom, retention_limited: from < coverageFrom }
       })
@@ -148,14 +154,14 @@ export const AgentsServiceLive = Layer.effect(
         return { brand, range: r, window }
       })
 
-    const pagesOf = (brand: BrandRow, window: ReturnType<typeof rangeWindow>, query: Omit<PagesQuery, "from" | "to" | "days">) =>
+    const pagesOf = (brand: BrandRow, window: RangeWindow, query: Omit<PagesQuery, "from" | "to" | "days">) =>
       Effect.zipRight(
         repo.ensureSpans(brand.id, window.to),
         repo.pages(brand.accountId, brand.id, { ...query, from: window.from, to: window.to, days: window.days })
       )
 
     /** The TOP_PAGES most crawled paths of the window, under a crawler filter. */
-    const topPagesOf = (brand: BrandRow, window: ReturnType<typeof rangeWindow>, filter: CrawlerFilter) =>
+    const topPagesOf = (brand: BrandRow, window: RangeWindow, filter: CrawlerFilter) =>
       pagesOf(brand, window, {
         filter,
         folder: null,

@@ -2,19 +2,13 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BearerAuth } from "../accounts/Api.js"
 import { SlugPath } from "../brands/Api.js"
-import { BadRequestError, NotFoundError, NotImplementedError, UnauthorizedError } from "../platform/HttpErrors.js"
-import { AgentKindLiteral, DateOnly, DateTime, RangeParam } from "../platform/Schemas.js"
+import { BadRequestError, NotFoundError, UnauthorizedError } from "../platform/HttpErrors.js"
+import { AgentKindLiteral, Count, DateOnly, DateTime, Num, RangeEcho, RangeParam, Str } from "../platform/Schemas.js"
 import { AgentsDescriptions } from "./ApiDescriptions.js"
 
 /**
- * AI crawler and AI referral traffic of a brand's site (spec 2.14, 4.3; decisions.md; metrics.md section 3).
+ * AI crawler and AI referral traffic of a brand's site (docs/agents.md, docs/decisions.md).
  */
-
-const Count = (description: string) => Schema.Int.annotations({ description })
-const Num = (description: string) => Schema.Number.annotations({ description })
-const Str = (description: string) => Schema.String.annotations({ description })
-
-const RangeEcho = Str("The time window used: 7d, 30d or 90d")
 
 const RetentionLimited = Schema.Boolean.annotations({
   description:
@@ -28,7 +22,7 @@ const CoverageFrom = DateOnly.annotations({
 // Query parameters
 // ---------------------------------------------------------------------------
 
-/** bot, vendor and kind combine with AND and apply to every aggregate of the response (spec 4.3 rule 1). */
+/** bot, vendor and kind combine with AND and apply to every aggregate of the response (docs/agents.md). */
 const crawlerFilterFields = {
   bot: Schema.optional(Str("Exact bot name (as in breakdowns.by_bot)")),
   vendor: Schema.optional(Str("Exact vendor or platform: every bot that company operates")),
@@ -74,8 +68,6 @@ const intParam = (min: number, max: number | undefined, fallback: number, descri
   })
 }
 
-export const PAGE_SORTS = ["hits", "path", "errors", "uniques"] as const
-
 export const AgentPagesUrlParams = Schema.Struct({
   range: RangeParam,
   ...crawlerFilterFields,
@@ -112,7 +104,7 @@ export const SearchPerformanceUrlParams = RangeUrlParams
 export const AttributionUrlParams = RangeUrlParams
 
 // ---------------------------------------------------------------------------
-// Crawled pages (spec 4.3, decisions.md)
+// Crawled pages (docs/agents.md, docs/decisions.md)
 // ---------------------------------------------------------------------------
 
 export const CrawledPage = Schema.Struct({
@@ -134,7 +126,7 @@ export const AgentPagesResponse = Schema.Struct({
 }).annotations({ identifier: "AgentPagesResponse" })
 
 // ---------------------------------------------------------------------------
-// Agent dashboard (decisions.md)
+// Agent dashboard (docs/decisions.md)
 // ---------------------------------------------------------------------------
 
 export const AgentFilters = Schema.Struct({
@@ -218,7 +210,7 @@ export const AgentsResponse = Schema.Struct({
 }).annotations({ identifier: "AgentsResponse" })
 
 // ---------------------------------------------------------------------------
-// Search performance (metrics.md section 3)
+// Search performance (docs/agents.md)
 // ---------------------------------------------------------------------------
 
 const funnelFields = {
@@ -272,7 +264,7 @@ export const SearchPerformanceResponse = Schema.Struct({
 }).annotations({ identifier: "SearchPerformanceResponse" })
 
 // ---------------------------------------------------------------------------
-// Attribution (metrics.md section 3)
+// Attribution (docs/agents.md)
 // ---------------------------------------------------------------------------
 
 export const ReferralEngine = Schema.Struct({
@@ -361,6 +353,5 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   .addError(BadRequestError)
   .addError(UnauthorizedError)
   .addError(NotFoundError)
-  .addError(NotImplementedError)
   .middleware(BearerAuth)
 {}

@@ -3,9 +3,9 @@ import { Config, Context, Effect, Layer, Option } from "effect"
 /** Retention and the tag, read once from the environment (docs/agents.md). The tag's per-site rate limit is
  * RATE_LIMIT_COLLECT_SITE of the shared RateLimiter (docs/operations.md). */
 export interface AgentsConfigShape {
-  /** Raw crawler hits are kept this many days (metrics.md: default 30, configurable). */
+  /** Raw crawler hits are kept this many days (docs/agents.md: default 30, configurable). */
   readonly rawRetentionDays: number
-  /** Rollup rows (and AI referrals) are kept this many days (metrics.md: 400). */
+  /** Rollup rows (and AI referrals) are kept this many days (docs/agents.md: 400). */
   readonly rollupRetentionDays: number
   /** How often the retention fiber runs (it also rebuilds the 7/30/90-day spans after midnight UTC). */
   readonly sweepEveryMs: number

@@ -25,7 +25,7 @@ export const publicBaseOf = (request: HttpServerRequest.HttpServerRequest, confi
 export const publicBaseVary = (configured: Option.Option<string>, trustProxy: boolean): string | undefined =>
   Option.isSome(configured) ? undefined : trustProxy ? "Host, X-Forwarded-Host, X-Forwarded-Proto" : "Host"
 
-export const AgentsLive = HttpApiBuilder.group(ServerApi, "agents", (handlers) =>
+export const AgentsHttpLive = HttpApiBuilder.group(ServerApi, "agents", (handlers) =>
   Effect.gen(function*() {
     const agents = yield* Agents
     const config = yield* AgentsConfig

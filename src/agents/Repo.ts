@@ -97,7 +97,7 @@ export interface AgentsRepoShape {
   readonly ensureSpans: (brandId: number, today: string) => Effect.Effect<SpanUpdate>
   /** Brands whose span rows end before `today`. */
   readonly staleSpans: (today: string) => Effect.Effect<ReadonlyArray<number>>
-  /** Deletes raw hits older than `rawBefore`, and rollup rows and referrals of days before `rollupBefore`. */
+  /** Deletes rollup rows of days before `rollupBefore` (raw hits and referrals go by partition: TimePartitions). */
   readonly sweep: (rawBefore: Date, rollupBefore: string) => Effect.Effect<SweepResult>
 }
 
@@ -264,7 +264,7 @@ export const AgentsRepoLive = Layer.effect(
             from crawler_rollup where brand_id = ${brandId} and day > ${asOf}::date and day <= ${today}::date
             group by path, bot
           ) s cross join unnest(${spans}::int[]) as w(span)
-          on conflict (brand_id, span, path, bot) do update set
+          on conflict (account_id, brand_id, span, path, bot) do update set
             hits = crawler_span.hits + excluded.hits, oks = crawler_span.oks + excluded.oks,
             errors = crawler_span.errors + excluded.errors, last_seen = greatest(crawler_span.last_seen, excluded.last_seen),
             last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
@@ -373,7 +373,7 @@ export const AgentsRepoLive = Layer.effect(
             select to_char(as_of, 'YYYY-MM-DD') as "asOf" from crawler_span_state where brand_id = ${brandId}`
           if (current[0]?.asOf === today) return "current" as const
           return yield* sql.withTransaction(Effect.gen(function*() {
-            yield* sql`insert into crawler_span_state (brand_id, as_of) values (${brandId}, null) on conflict do nothing`
+            yield* sql`insert into crawler_span_state (account_id, brand_id, as_of) select account_id, id, null from brands where id = ${brandId} on conflict do nothing`
             // Held until commit: ingestion of this brand waits (its statement takes this row for share).
             const locked = yield* sql<{ asOf: string | null; gap: number | null }>`
               select to_char(as_of, 'YYYY-MM-DD') as "asOf", (${today}::date - as_of)::int as gap
@@ -424,9 +424,6 @@ export const AgentsRepoLive = Layer.effect(
           const total = { hits: 0, rollup: 0, daily: 0, referrals: 0 }
           const count = (rows: ReadonlyArray<{ n: number }>) => rows[0]?.n ?? 0
           for (const { id } of brands) {
-            total.hits += count(yield* sql<{ n: number }>`
-              with d as (delete from crawler_hits where brand_id = ${id} and ts < ${rawBefore} returning 1)
-              select count(*)::int as n from d`)
             total.rollup += count(yield* sql<{ n: number }>`
               with d as (
                 -- Never a day the brand's 90-day span still holds: moving the span subtracts those days
@@ -442,12 +439,6 @@ export const AgentsRepoLive = Layer.effect(
                 delete from crawler_daily
                 where brand_id = ${id}
                   and day < least(${rollupBefore}::date, (select as_of - 89 from crawler_span_state where brand_id = ${id}))
-                returning 1
-              )
-              select count(*)::int as n from d`)
-            total.referrals += count(yield* sql<{ n: number }>`
-              with d as (
-                delete from ai_referrals where brand_id = ${id} and ts < ${rollupBefore}::date::timestamp at time zone 'UTC'
                 returning 1
               )
               select count(*)::int as n from d`)

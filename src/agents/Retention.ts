@@ -1,43 +1,52 @@
 import { Effect, Layer, Schedule } from "effect"
+import { DAY_MS, isoDay } from "../platform/Days.js"
+import { TimePartitions } from "../platform/TimePartitions.js"
 import { now } from "../platform/Time.js"
 import { AgentsConfig } from "./Config.js"
 import { AgentsRepo, type SweepResult } from "./Repo.js"
 
 /**
- * Retention (metrics.md section 3, docs/agents.md): raw crawler hits are deleted once older than the
- * horizon (RAW_HIT_RETENTION_DAYS, default 30 days), rollup rows and AI referrals once their day is
- * more than ROLLUP_RETENTION_DAYS (400) days back. The same pass moves the 7/30/90-day spans of
+ * Retention (docs/agents.md): raw crawler hits go once older than the horizon
+ * (RAW_HIT_RETENTION_DAYS, default 30 days), rollup rows and AI referrals once their day is more than
+ * ROLLUP_RETENTION_DAYS (400) days back. Hits and referrals are partitioned by time (docs/scale.md):
+ * they go a whole partition at a time, once every row it can hold is past the horizon, so a hit
+ * outlives the horizon by at most its partition's period (a week; a month for referrals). The same pass moves the 7/30/90-day spans of
  * brands whose spans end before today (SpanRoller.ts also does at start and just after each midnight
  * UTC), so readers rarely pay for it.
  * Time comes from the Effect Clock: tests drive the fiber with TestClock.
  */
 
-const DAY_MS = 86_400_000
-const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
-
 /** Moves the spans of every brand whose spans end before today (UTC) to today. */
 export const rollStaleSpans: Effect.Effect<void, never, AgentsRepo> = Effect.gen(function*() {
   const repo = yield* AgentsRepo
   const at = (yield* now).getTime()
-  const today = isoDay(at - (at % DAY_MS))
+  const today = isoDay(at)
   for (const brandId of yield* repo.staleSpans(today)) yield* repo.ensureSpans(brandId, today)
 })
 
 /** Milliseconds from `at` to the next midnight UTC, plus a second. */
 export const untilNextDay = (at: number) => DAY_MS - (at % DAY_MS) + 1_000
 
-export const retentionPass: Effect.Effect<SweepResult, never, AgentsRepo | AgentsConfig> = Effect.gen(function*() {
+/** A pass: the rollup rows it deleted, and the partitions of raw hits and referrals it dropped. */
+export interface RetentionResult extends SweepResult {
+  readonly hitPartitions: number
+  readonly referralPartitions: number
+}
+
+export const retentionPass: Effect.Effect<RetentionResult, never, AgentsRepo | AgentsConfig | TimePartitions> = Effect.gen(function*() {
   const repo = yield* AgentsRepo
   const config = yield* AgentsConfig
+  const partitions = yield* TimePartitions
   const at = (yield* now).getTime()
   const today = at - (at % DAY_MS)
-  const result = yield* repo.sweep(
-    new Date(at - config.rawRetentionDays * DAY_MS),
-    // Kept: today and the (rollupRetentionDays - 1) days before it.
-    isoDay(today - (config.rollupRetentionDays - 1) * DAY_MS)
-  )
+  const rawBefore = new Date(at - config.rawRetentionDays * DAY_MS)
+  // Kept: today and the (rollupRetentionDays - 1) days before it.
+  const rollupBefore = today - (config.rollupRetentionDays - 1) * DAY_MS
+  const result = yield* repo.sweep(rawBefore, isoDay(rollupBefore))
+  const hitPartitions = yield* partitions.dropBefore("crawler_hits", rawBefore)
+  const referralPartitions = yield* partitions.dropBefore("ai_referrals", new Date(rollupBefore))
   yield* rollStaleSpans
-  return result
+  return { ...result, hitPartitions, referralPartitions }
 })
 
 /**
@@ -49,8 +58,10 @@ export const RetentionLive = Layer.scopedDiscard(
     const config = yield* AgentsConfig
     const pass = retentionPass.pipe(
       Effect.tap((r) =>
-        r.hits + r.rollup + r.daily + r.referrals > 0
-          ? Effect.logInfo(`retention: deleted ${r.hits} raw hits, ${r.rollup + r.daily} rollup rows, ${r.referrals} referrals`)
+        r.hitPartitions + r.rollup + r.daily + r.referralPartitions > 0
+          ? Effect.logInfo(
+            `retention: dropped ${r.hitPartitions} raw-hit and ${r.referralPartitions} referral partitions, deleted ${r.rollup + r.daily} rollup rows`
+          )
           : Effect.void
       ),
       Effect.catchAllCause((cause) => Effect.logWarning("retention pass failed", cause))

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { BrandsRepo } from "../brands/Repo.js"
+import { Brands, isSiteId } from "../brands/Brands.js"
 import { loadCatalog, markersFor } from "../catalog/Classifier.js"
 import { Ingestion } from "../ingestion/Ingestion.js"
 import { clientIp } from "../platform/ClientIp.js"
@@ -10,7 +10,7 @@ import { AgentsConfig } from "./Config.js"
 import { publicBaseOf, publicBaseVary } from "./Http.js"
 
 /**
- * The JavaScript tag (issue 5, docs/agents.md): GET /tag.js?site_id=<uuid> serves a small script bound
+ * The JavaScript tag (docs/agents.md): GET /tag.js?site_id=<uuid> serves a small script bound
  * to that site; on each page load whose User-Agent carries a marker of the crawler catalog it posts
  * {s: site id, u: path and query, h: host, r: referrer} to POST /tag/collect with navigator.sendBeacon
  * (text/plain: no CORS preflight). The collect endpoint is public (the site id is public anyway),
@@ -20,7 +20,6 @@ import { publicBaseOf, publicBaseVary } from "./Http.js"
 
 export const TAG_PATH = "/tag.js"
 export const COLLECT_PATH = "/tag/collect"
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const MAX_COLLECT_BYTES = 8192
 
 /** Lower-case substrings every User-Agent the catalog recognises contains (the classifier's own prefilter). */
@@ -75,7 +74,7 @@ const str = (v: unknown, max: number) => (typeof v === "string" ? v.slice(0, max
 export const TagLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const ingestion = yield* Ingestion
-    const brands = yield* BrandsRepo
+    const brands = yield* Brands
     const config = yield* AgentsConfig
     const limiter = yield* RateLimiter
     const markers = tagMarkers()
@@ -95,8 +94,8 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
             contentType: "text/javascript; charset=utf-8",
             headers: { ...CORS, "cache-control": cache, "x-content-type-options": "nosniff" }
           })
-        if (!UUID.test(siteId)) return js("/* invalid site_id: must be the brand's site id (a UUID) */\n", 400, "no-store")
-        if (Option.isNone(yield* brands.findBySiteId(siteId.toLowerCase()))) return js("/* unknown site_id */\n", 404, "no-store")
+        if (!isSiteId(siteId)) return js("/* invalid site_id: must be the brand's site id (a UUID) */\n", 400, "no-store")
+        if (Option.isNone(yield* brands.findSite(siteId))) return js("/* unknown site_id */\n", 404, "no-store")
         // From PUBLIC_URL, or from headers a shared cache keys on (Vary): never an untrusted proxy header.
         const collectUrl = `${publicBaseOf(request, config.publicUrl, appConfig.trustProxy)}${COLLECT_PATH}`
         const answer = js(tagScript(siteId.toLowerCase(), collectUrl, markers), 200, "public, max-age=3600")
@@ -121,7 +120,7 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
           return status(400, "invalid JSON body")
         }
         const siteId = str(body["s"], 64).trim().toLowerCase()
-        if (!UUID.test(siteId)) return status(400, "invalid site_id")
+        if (!isSiteId(siteId)) return status(400, "invalid site_id")
         // The tag's own allowance: per site (a minute's, a day's) and per client IP (a day's), shared by
         // every server process through Redis when REDIS_URL is set (RateLimiter). Never the server-log cap.
         const ip = clientIp(request, appConfig.trustProxy)
@@ -148,5 +147,3 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
     )
   })
 )
-
-export const TagHttpLive: Layer.Layer<never, never, Ingestion | BrandsRepo | AgentsConfig | RateLimiter | AppConfig> = TagLive

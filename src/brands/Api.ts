@@ -12,7 +12,7 @@ import {
 import { DateTime, Slug, Uuid, Vertical } from "../platform/Schemas.js"
 import { BrandsDescriptions } from "./ApiDescriptions.js"
 
-/** Spec 2.1. */
+/** A brand as the API shows it. */
 export const Brand = Schema.Struct({
   id: Schema.Int,
   brand_slug: Schema.String,
@@ -100,7 +100,7 @@ export const CreatePromptPayload = Schema.Struct({
   source_query: Schema.optional(Schema.String)
 })
 
-/** Spec 2.4. */
+/** the OpenAPI document. */
 export const MonitoredPrompt = Schema.Struct({
   id: Uuid,
   prompt: Schema.String,

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer, Option } from "effect"
-import { AccountsRepo } from "../accounts/Repo.js"
+import { Accounts } from "../accounts/Accounts.js"
 import {
   badRequest,
   conflict,
@@ -11,11 +11,16 @@ import {
   type Forbidden,
   type NotFound
 } from "../platform/HttpErrors.js"
+import { LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
 import type { Brand, PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
 import { BrandsRepo, type BrandRow, type CompetitorRow, type PromptRow, type SiteBrand } from "./Repo.js"
 
-/** The Brand resource of spec 2.1. */
+export type { SiteBrand }
+/** The stored shapes other domains receive from this service (they never import the repository). */
+export type { BrandRow, CompetitorRow, PromptRow }
+
+/** The Brand resource of the OpenAPI document. */
 export interface BrandView {
   readonly id: number
   readonly brand_slug: string
@@ -90,14 +95,15 @@ export const normalizeDomain = (input: string): Option.Option<string> => {
 const cleanAliases = (aliases: ReadonlyArray<string> | undefined) =>
   Array.from(new Set((aliases ?? []).map((alias) => alias.trim()).filter((alias) => alias !== "")))
 
-const REGION = /^[A-Za-z]{2}$/
-const LANGUAGE = /^[A-Za-z]{2}$/
-
 export interface BrandsShape {
   readonly list: (accountId: number) => Effect.Effect<{ brands: ReadonlyArray<BrandView>; count: number; limit: number }>
   readonly get: (accountId: number, slug: string) => Effect.Effect<BrandView, NotFound>
   /** The stored row, for other domains that need a brand's full record. */
   readonly row: (accountId: number, slug: string) => Effect.Effect<BrandRow, NotFound>
+  /** The account's stored brands, oldest first (the primary brand first). */
+  readonly rows: (accountId: number) => Effect.Effect<ReadonlyArray<BrandRow>>
+  /** A brand's tracked competitors, oldest first. */
+  readonly competitors: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<CompetitorRow>>
   readonly create: (
     accountId: number,
     input: {
@@ -127,11 +133,16 @@ export interface BrandsShape {
     }
   ) => Effect.Effect<ReturnType<typeof promptView>, BadRequest | Conflict | NotFound | PlanLimitReached>
   readonly setDrainSecret: (accountId: number, slug: string, secret: string | null | undefined) => Effect.Effect<void, NotFound>
-  /** The brand of an ingestion site_id: 404 unknown (or not a UUID), 403 another account's (spec 5.10, section 7). */
+  /** The brand of an ingestion site_id: 404 unknown (or not a UUID), 403 another account's (the OpenAPI document). */
   readonly bySiteId: (accountId: number, siteId: string) => Effect.Effect<SiteBrand, NotFound | Forbidden>
+  /** The brand of a public site_id (the tag's), whatever the account; None when unknown or not a site id. */
+  readonly findSite: (siteId: string) => Effect.Effect<Option.Option<SiteBrand>>
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** A brand's site id is a UUID (any case): the one check, for every place a site_id arrives. */
+export const isSiteId = (siteId: string): boolean => UUID.test(siteId)
 const SITE_NOT_FOUND = notFound("unknown site_id")
 const SITE_FOREIGN = forbidden("site_id not owned by this account")
 
@@ -143,7 +154,7 @@ export const BrandsLive = Layer.effect(
   Brands,
   Effect.gen(function*() {
     const repo = yield* BrandsRepo
-    const accounts = yield* AccountsRepo
+    const accounts = yield* Accounts
 
     const row: BrandsShape["row"] = (accountId, slug) =>
       Effect.flatMap(
@@ -169,16 +180,18 @@ export const BrandsLive = Layer.effect(
         })),
       get: (accountId, slug) => Effect.map(row(accountId, slug), brandView),
       row,
+      rows: (accountId) => Effect.map(repo.list(accountId), (list) => list.brands),
+      competitors: repo.competitors,
       create: (accountId, input) =>
         Effect.gen(function*() {
           const name = input.brand_name.trim()
           if (name === "") return yield* Effect.fail(badRequest("brand_name required"))
           const domain = normalizeDomain(input.domain)
           if (Option.isNone(domain)) return yield* Effect.fail(badRequest("invalid url"))
-          const region = input.primary_region?.trim() || "US"
-          const language = input.primary_language?.trim() || "en"
-          if (!REGION.test(region)) return yield* Effect.fail(badRequest("invalid primary_region: must be an ISO-3166-1 alpha-2 code"))
-          if (!LANGUAGE.test(language)) return yield* Effect.fail(badRequest("invalid primary_language: must be an ISO-639-1 code"))
+          const region = regionCode(input.primary_region?.trim() || "US")
+          const language = languageCode(input.primary_language?.trim() || "en")
+          if (region === undefined) return yield* Effect.fail(badRequest(`invalid primary_region: ${REGION_RULE}`))
+          if (language === undefined) return yield* Effect.fail(badRequest(`invalid primary_language: ${LANGUAGE_RULE}`))
           return yield* accounts.withAccountLock(
             accountId,
             Effect.gen(function*() {
@@ -190,8 +203,8 @@ export const BrandsLive = Layer.effect(
                 name: name.slice(0, 200),
                 domain: domain.value,
                 vertical: input.vertical,
-                primaryRegion: region.toUpperCase(),
-                primaryLanguage: language.toLowerCase(),
+                primaryRegion: region,
+                primaryLanguage: language,
                 aliases: cleanAliases(input.aliases),
                 siteId: crypto.randomUUID(),
                 now: yield* now
@@ -248,8 +261,9 @@ export const BrandsLive = Layer.effect(
           const value = secret === null || secret === undefined || secret.trim() === "" ? null : secret.trim()
           yield* repo.setDrainSecret(accountId, brand.id, value)
         }),
+      findSite: (siteId) => (isSiteId(siteId) ? repo.findBySiteId(siteId.toLowerCase()) : Effect.succeed(Option.none())),
       bySiteId: (accountId, siteId) =>
-        UUID.test(siteId)
+        isSiteId(siteId)
           ? Effect.flatMap(repo.findBySiteId(siteId.toLowerCase()), (found): Effect.Effect<SiteBrand, NotFound | Forbidden> =>
             Option.isNone(found)
               ? Effect.fail(SITE_NOT_FOUND)

@@ -1,10 +1,10 @@
 /**
  * AI crawler catalog and User-Agent classifier.
  *
- * The catalog is data (agents.json, decoded here with effect/Schema). The classifier compiles every
- * pattern of every non-robots-only agent into one case-insensitive RegExp, guarded by a cheap marker
- * scan derived from the patterns themselves, so ordinary browser User-Agents are rejected after a
- * single pass. See docs/catalog.md.
+ * The catalog is data (agents.json, decoded here with effect/Schema). The classifier finds the literal
+ * each pattern begins with in one automaton pass over the User-Agent, so ordinary browsers and unknown
+ * bots are rejected without running a RegExp, and confirms each occurrence with its pattern's RegExp.
+ * See docs/catalog.md.
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import agentsJson from "./agents.json"
@@ -132,8 +132,6 @@ export const literalRuns = (src: string): ReadonlyArray<string> => {
 /** Substrings shared by most crawler names; a pattern containing one needs no marker of its own. */
 const GENERIC_MARKERS = ["bot", "spider", "crawl", "agent", "user", "fetch"] as const
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
-
 /** Marker substrings (lower case): every User-Agent matched by a pattern contains at least one. */
 export const markersFor = (patterns: ReadonlyArray<string>): ReadonlyArray<string> => {
   const markers = new Set<string>(GENERIC_MARKERS)
@@ -152,93 +150,166 @@ export const markersFor = (patterns: ReadonlyArray<string>): ReadonlyArray<strin
 // ---------------------------------------------------------------------------------------------
 // Classifier
 
-/** `(?<![\w-])LITERAL(?![\w])`: the common "whole token" pattern shape, matched through one shared group. */
+/** `(?<![\w-])LITERAL(?![\w])`: the common "whole token" pattern shape (a token spelled twice is the first agent's). */
 const TOKEN_SHAPE = /^\(\?<!\[\\w-\]\)((?:[^\\()[\]{}?*+|^$.]|\\[^A-Za-z0-9])+)\(\?!\[\\w\]\)$/
 
-/** A RegExp source matching exactly the given (lower-case) literals, as a trie: at one position the
- * engine tests one branch per distinct next character instead of every literal, and a longer literal
- * is preferred over its prefix. */
-export const trieSource = (words: ReadonlyArray<string>): string => {
-  interface Node {
-    end: boolean
-    readonly next: Map<string, Node>
-  }
-  const root: Node = { end: false, next: new Map() }
-  for (const w of words) {
-    let n = root
-    for (const ch of w) {
-      let c = n.next.get(ch)
-      if (c === undefined) {
-        c = { end: false, next: new Map() }
-        n.next.set(ch, c)
+/**
+ * The literal every match of a pattern begins with (lower case): after `^` and lookbehind groups, the
+ * run of literal characters up to the first group, class, wildcard or optional character. Every start
+ * position of a match is therefore an occurrence of it. Null when the pattern has no such run.
+ */
+export const leadingLiteral = (src: string): string | null => {
+  let i = 0
+  for (;;) {
+    if (src[i] === "^") {
+      i++
+    } else if (src.startsWith("(?<!", i) || src.startsWith("(?<=", i)) {
+      let depth = 0
+      for (; i < src.length; i++) {
+        const c = src[i]
+        if (c === "\\") i++
+        else if (c === "[") {
+          while (i < src.length && src[i] !== "]") i += src[i] === "\\" ? 2 : 1
+        } else if (c === "(") depth++
+        else if (c === ")" && --depth === 0) break
       }
-      n = c
-    }
-    n.end = true
+      i++
+    } else break
   }
-  const emit = (n: Node): string => {
-    const alts = [...n.next].map(([ch, c]) => escapeRegExp(ch) + emit(c))
-    if (alts.length === 0) return ""
-    const body = alts.length === 1 ? alts[0]! : `(?:${alts.join("|")})`
-    return n.end ? (alts.length === 1 ? `(?:${body})?` : `${body}?`) : body
+  let lit = ""
+  for (; i < src.length; i++) {
+    const c = src[i]!
+    let ch: string
+    if (c === "\\") {
+      const n = src[i + 1]
+      if (n === undefined || /[A-Za-z0-9]/.test(n)) break
+      ch = n
+      i++
+    } else if ("()[]{}?*+|^$.".includes(c)) break
+    else ch = c
+    const q = src[i + 1]
+    if (q === "?" || q === "*" || q === "{") break
+    lit += ch
+    if (q === "+") break
   }
-  return emit(root)
+  return lit.length > 0 ? lit.toLowerCase() : null
 }
 
 /**
- * A case-insensitive substring finder for a set of ASCII markers: one pass over the string with a
- * rolling 3-character hash into a table; a hit is verified exactly. Much faster than a RegExp
- * alternation of the same markers, which tries every marker at every position.
+ * One pass over a string for a set of ASCII literals, case-insensitive (Aho-Corasick as a table-driven
+ * automaton with one column per ASCII character). `scan` writes each occurrence as (end index, literal id)
+ * pairs into `out` and returns how many numbers it wrote; a string without any occurrence costs one table
+ * read per character and writes nothing. A non-ASCII character is read as its low seven bits: it may
+ * report an occurrence that is not there (callers confirm each one), it never hides one, since a literal's
+ * characters are all ASCII.
  */
-export const makeMarkerScan = (markers: ReadonlyArray<string>): ((s: string) => boolean) => {
-  const KEY = (a: number, b: number, c: number) => ((a & 31) << 10) | ((b & 31) << 5) | (c & 31)
-  // table: hash of a marker's last 3 characters -> first candidate; candidates chained through `chain`
-  const table = new Int32Array(1 << 15).fill(-1)
-  const codes: Array<Int32Array> = []
-  const offs: Array<number> = []
-  const chain: Array<number> = []
-  for (const m of markers) {
-    const code = Int32Array.from([...m.toLowerCase()].map((ch) => ch.charCodeAt(0)))
-    if (code.length < 3) throw new Error(`marker ${m} is shorter than 3 characters`)
-    if (code.some((c) => c > 127)) throw new Error(`marker ${m} is not ASCII`)
-    const off = code.length - 3
-    const k = KEY(code[off]!, code[off + 1]!, code[off + 2]!)
-    chain.push(table[k]!)
-    table[k] = codes.length
-    codes.push(code)
-    offs.push(off)
+export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
+  for (const lit of literals) {
+    if (!/^[\x00-\x7f]+$/.test(lit) || lit !== lit.toLowerCase()) throw new Error(`literal ${lit} is not lower-case ASCII`)
   }
-  const verify = (s: string, end: number, first: number): boolean => {
-    for (let t = first; t !== -1; t = chain[t]!) {
-      const code = codes[t]!
-      const start = end - 2 - offs[t]!
-      if (start < 0) continue
-      let j = 0
-      for (; j < code.length; j++) {
-        const c = s.charCodeAt(start + j)
-        if ((c >= 65 && c <= 90 ? c | 32 : c) !== code[j]) break
+  const fold = (c: number) => (c >= 65 && c <= 90 ? c | 32 : c)
+  // trie over lower-case characters
+  const next: Array<Map<number, number>> = [new Map()]
+  const ends: Array<Array<number>> = [[]]
+  literals.forEach((lit, id) => {
+    let s = 0
+    for (let j = 0; j < lit.length; j++) {
+      const c = lit.charCodeAt(j)
+      let t = next[s]!.get(c)
+      if (t === undefined) {
+        t = next.length
+        next.push(new Map())
+        ends.push([])
+        next[s]!.set(c, t)
       }
-      if (j === code.length) return true
+      s = t
     }
-    return false
+    ends[s]!.push(id)
+  })
+  // failure links in breadth-first order complete the automaton; a state also reports its suffixes'
+  const n = next.length
+  const delta = new Int32Array(n * 128)
+  const fail = new Int32Array(n)
+  const order: Array<number> = [0]
+  for (let q = 0; q < order.length; q++) {
+    const s = order[q]!
+    for (let c = 0; c < 128; c++) {
+      const t = next[s]!.get(fold(c))
+      if (t !== undefined && c === fold(c)) {
+        fail[t] = s === 0 ? 0 : delta[fail[s]! * 128 + c]!
+        ends[t] = [...ends[t]!, ...ends[fail[t]!]!]
+        order.push(t)
+      }
+      delta[s * 128 + c] = t !== undefined ? t : s === 0 ? 0 : delta[fail[s]! * 128 + fold(c)]!
+    }
   }
-  return (s: string): boolean => {
-    const n = s.length
-    if (n < 3) return false
-    let h = ((s.charCodeAt(0) & 31) << 5) | (s.charCodeAt(1) & 31)
-    for (let i = 2; i < n; i++) {
-      h = ((h << 5) | (s.charCodeAt(i) & 31)) & 0x7fff
-      const t = table[h]!
-      if (t !== -1 && verify(s, i, t)) return true
+  // renumber: states without output first, so the loop tests one comparison; entries pre-multiplied
+  const silent = order.filter((s) => ends[s]!.length === 0)
+  const loud = order.filter((s) => ends[s]!.length > 0)
+  const renum = new Int32Array(n)
+  ;[...silent, ...loud].forEach((s, i) => (renum[s] = i))
+  const table = new Int32Array(n * 128)
+  const outputs: Array<ReadonlyArray<number>> = new Array(n)
+  for (let s = 0; s < n; s++) {
+    for (let c = 0; c < 128; c++) table[renum[s]! * 128 + c] = renum[delta[s * 128 + c]!]! * 128
+    outputs[renum[s]!] = ends[s]!
+  }
+  const loudFrom = silent.length * 128
+  const collect = (s: string, from: number, state: number, out: Array<number>): number => {
+    let w = 0
+    for (let i = from; i < s.length; i++) {
+      if (i > from) state = table[state + (s.charCodeAt(i) & 127)]!
+      if (state >= loudFrom) {
+        for (const id of outputs[state >> 7]!) {
+          out[w++] = i
+          out[w++] = id
+        }
+      }
     }
-    return false
+    return w
+  }
+  return (s: string, out: Array<number>): number => {
+    // the common case: no literal anywhere, one tight loop
+    let state = 0
+    for (let i = 0; i < s.length; i++) {
+      state = table[state + (s.charCodeAt(i) & 127)]!
+      if (state >= loudFrom) return collect(s, i, state, out)
+    }
+    return 0
   }
 }
 
-interface Other {
+/** `\w` of a RegExp without the u flag: ASCII letters, digits and `_`. */
+const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95
+
+/** `(?<![\w-])token(?![\w])` at `start`, case-insensitively (ASCII), as the pattern's RegExp would answer. */
+const tokenAt = (s: string, start: number, token: string): boolean => {
+  if (start < 0 || start + token.length > s.length) return false
+  if (start > 0) {
+    const b = s.charCodeAt(start - 1)
+    if (b === 45 || isWordChar(b)) return false
+  }
+  for (let j = 0; j < token.length; j++) {
+    const c = s.charCodeAt(start + j)
+    if ((c >= 65 && c <= 90 ? c | 32 : c) !== token.charCodeAt(j)) return false
+  }
+  const end = start + token.length
+  return end === s.length || !isWordChar(s.charCodeAt(end))
+}
+
+interface Rule {
+  /** A whole-token pattern's token (lower case), confirmed without a RegExp; null for the others. */
+  readonly token: string | null
   readonly re: RegExp
   readonly classification: Classification
   readonly order: number
+  /** At one start position the rule with the lowest rank wins (longer whole tokens first, then the
+   * free-form patterns by literal weight), as in a single alternation of all patterns. */
+  readonly rank: number
+  /** False for a pattern that does not begin with its scan literal: it is then run over the whole string. */
+  readonly anchored: boolean
+  /** The call that last ran an unanchored rule (it runs once per string however often its literal occurs). */
+  ran: number
 }
 
 /**
@@ -246,78 +317,121 @@ interface Other {
  * When several agents match, the longest matched text wins (Ai2Bot-Dolma over AI2Bot, ChatGPT-User
  * over GPTBot), then the earlier catalog entry.
  *
- * Speed: a marker scan (substrings every match must contain, derived from the patterns) rejects
- * ordinary browsers after one scan; the rest run one combined RegExp without capture groups, in which
- * all whole-token patterns share a single group. The matched text then names the agent (a Map
- * lookup), or, for the few free-form patterns, a sticky re-test at the match position does.
+ * Speed: a catalog pattern begins with a literal (leadingLiteral); one case-insensitive automaton pass
+ * finds every occurrence of all of them, so a browser or a bot the catalog does not know is rejected
+ * after a single scan with no RegExp run. Each occurrence is confirmed by its pattern's sticky RegExp
+ * at that position. A pattern that does not begin with a literal is scanned for its longest literal
+ * and, when that occurs, run over the whole string.
  */
 export const makeClassifier = (agents: ReadonlyArray<CatalogAgent>): ((ua: string) => Classification | null) => {
-  const tokens = new Map<string, { classification: Classification; order: number }>()
-  const others: Array<Other & { src: string; weight: number }> = []
-  const all: Array<string> = []
+  const TOKEN_RANK_BASE = 1_000_000
+  const seenTokens = new Set<string>()
+  const pending: Array<{ src: string; lit: string; anchored: boolean; classification: Classification; order: number; token: string | null; weight: number }> = []
   agents.forEach((a, order) => {
     if (a.robots_only === true) return
     const classification: Classification = Object.freeze({ bot: a.bot, vendor: a.vendor, kind: a.kind })
     for (const src of a.patterns) {
       new RegExp(src, "i") // fails early, naming the pattern
-      all.push(src)
+      const runs = literalRuns(src) // throws on a top-level alternation, whose leading literal would not cover it
+      const lead = leadingLiteral(src)
+      const anchored = lead !== null && lead.length >= 3
+      const lit = anchored ? lead : runs.reduce((a, b) => (b.length > a.length ? b : a), "").toLowerCase()
+      if (lit.length < 3) throw new Error(`pattern ${src} has no literal of 3+ characters`)
       const t = TOKEN_SHAPE.exec(src)
       if (t !== null) {
+        // a whole token spelled twice is the first agent's (one alternative of an alternation)
         const key = t[1]!.replace(/\\(.)/g, "$1").toLowerCase()
-        if (!tokens.has(key)) tokens.set(key, { classification, order })
+        if (seenTokens.has(key)) continue
+        seenTokens.add(key)
+        pending.push({ src, lit, anchored, classification, order, token: key, weight: key.length })
       } else {
-        const weight = literalRuns(src).reduce((n, r) => n + r.length, 0)
-        others.push({ src, re: new RegExp(src, "iy"), classification, order, weight })
+        const weight = runs.reduce((n, r) => n + r.length, 0)
+        pending.push({ src, lit, anchored, classification, order, token: null, weight })
       }
     }
   })
-  if (all.length === 0) return () => null
-  // Longer alternatives first, so that at one start position the more specific one is tried first.
-  others.sort((x, y) => y.weight - x.weight || x.order - y.order)
-  const alternatives = others.map((o) => `(?:${o.src})`)
-  if (tokens.size > 0) alternatives.unshift(`(?<![\\w-])${trieSource([...tokens.keys()])}(?![\\w])`)
-  const combined = new RegExp(alternatives.join("|"), "gi")
-  const prefilter = makeMarkerScan(markersFor(all))
-
-  const identify = (text: string, index: number, ua: string): { classification: Classification; order: number } => {
-    const t = tokens.get(text.toLowerCase())
-    if (t !== undefined) return t
-    for (const o of others) {
-      o.re.lastIndex = index
-      if (o.re.test(ua) && o.re.lastIndex - index === text.length) return o
+  if (pending.length === 0) return () => null
+  const free = pending.filter((p) => p.token === null).sort((x, y) => y.weight - x.weight || x.order - y.order)
+  const literalIds = new Map<string, number>()
+  const byLiteral: Array<Array<Rule>> = []
+  for (const p of pending) {
+    const rank = p.token !== null ? -p.weight : TOKEN_RANK_BASE + free.indexOf(p)
+    let id = literalIds.get(p.lit)
+    if (id === undefined) {
+      id = byLiteral.length
+      literalIds.set(p.lit, id)
+      byLiteral.push([])
     }
-    /* c8 ignore next */
-    throw new Error(`classifier: cannot attribute match ${text}`)
+    const re = new RegExp(p.src, p.anchored ? "iy" : "gi")
+    const token = p.token !== null && p.lit === p.token ? p.token : null
+    byLiteral[id]!.push({ token, re, classification: p.classification, order: p.order, rank, anchored: p.anchored, ran: 0 })
   }
+  const lengths = [...literalIds.keys()].map((l) => l.length)
+  const scan = makeLiteralScanner([...literalIds.keys()])
+  const found: Array<number> = []
+  const starts: Array<number> = []
+  const lens: Array<number> = []
+  const rules: Array<Rule> = []
+  let call = 0
 
   return (ua: string): Classification | null => {
-    if (!prefilter(ua)) return null
-    combined.lastIndex = 0
-    let m = combined.exec(ua)
-    if (m === null) return null
-    let best = identify(m[0], m.index, ua)
-    let bestLen = m[0].length
-    // Other, possibly longer, matches further on (only bot strings get here).
-    combined.lastIndex = m.index + 1
-    while ((m = combined.exec(ua)) !== null) {
-      const len = m[0].length
-      if (len >= bestLen) {
-        const e = identify(m[0], m.index, ua)
-        if (len > bestLen || e.order < best.order) {
-          best = e
-          bestLen = len
+    const w = scan(ua, found)
+    if (w === 0) return null
+    call++
+    // candidates: every confirmed (start, length, rule)
+    let k = 0
+    for (let j = 0; j < w; j += 2) {
+      const id = found[j + 1]!
+      const start = found[j]! - lengths[id]! + 1
+      for (const rule of byLiteral[id]!) {
+        const re = rule.re
+        if (rule.token !== null) {
+          if (tokenAt(ua, start, rule.token)) {
+            starts[k] = start
+            lens[k] = rule.token.length
+            rules[k++] = rule
+          }
+        } else if (rule.anchored) {
+          re.lastIndex = start
+          if (re.test(ua)) {
+            starts[k] = start
+            lens[k] = re.lastIndex - start
+            rules[k++] = rule
+          }
+        } else if (rule.ran !== call) {
+          rule.ran = call
+          re.lastIndex = 0
+          let m: RegExpExecArray | null
+          while ((m = re.exec(ua)) !== null) {
+            starts[k] = m.index
+            lens[k] = m[0].length
+            rules[k++] = rule
+            re.lastIndex = m.index + 1
+          }
         }
       }
-      combined.lastIndex = m.index + 1
     }
-    return best.classification
+    // per start position the lowest rank; overall the longest, then the earlier agent, then the leftmost
+    let best = -1
+    for (let a = 0; a < k; a++) {
+      let winner = true
+      for (let b = 0; b < k && winner; b++) {
+        if (b !== a && starts[b] === starts[a] && (rules[b]!.rank < rules[a]!.rank || (rules[b]!.rank === rules[a]!.rank && b < a))) winner = false
+      }
+      if (!winner) continue
+      if (
+        best === -1 || lens[a]! > lens[best]! ||
+        (lens[a] === lens[best] && (rules[a]!.order < rules[best]!.order || (rules[a]!.order === rules[best]!.order && starts[a]! < starts[best]!)))
+      ) best = a
+    }
+    return best === -1 ? null : rules[best]!.classification
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Helpers for filters (dashboard, API parameters)
 
-/** True for the five crawler kinds of spec 2.13. */
+/** True for the five crawler kinds of docs/catalog.md. */
 export const isKind = (s: unknown): s is AgentKind => typeof s === "string" && (AGENT_KINDS as ReadonlyArray<string>).includes(s)
 
 /** Distinct vendors of the catalog, sorted. */
@@ -331,10 +445,6 @@ export const bots = (agents: ReadonlyArray<CatalogAgent> = loadCatalog().agents)
 /** Bot names operated by a vendor (exact vendor name). */
 export const botsOfVendor = (vendor: string, agents: ReadonlyArray<CatalogAgent> = loadCatalog().agents): ReadonlyArray<string> =>
   agents.filter((a) => a.vendor === vendor).map((a) => a.bot)
-
-/** Bot names of a kind. */
-export const botsOfKind = (kind: AgentKind, agents: ReadonlyArray<CatalogAgent> = loadCatalog().agents): ReadonlyArray<string> =>
-  agents.filter((a) => a.kind === kind).map((a) => a.bot)
 
 /** The catalog entry with this exact bot name, if any. */
 export const findAgent = (bot: string, agents: ReadonlyArray<CatalogAgent> = loadCatalog().agents): CatalogAgent | undefined =>

@@ -9,11 +9,9 @@ import {
   QuotaExceededError,
   UnauthorizedError
 } from "../platform/HttpErrors.js"
+import { Count, Str } from "../platform/Schemas.js"
 
-/** Server-log ingestion (spec 2.11, 2.12, 4.1, 4.2; decisions.md). */
-
-const Count = (description: string) => Schema.Int.annotations({ description })
-const Str = (description: string) => Schema.String.annotations({ description })
+/** Server-log ingestion (docs/ingestion.md; docs/decisions.md). */
 
 export const MAX_BATCH_RECORDS = 2000
 
@@ -21,7 +19,7 @@ export const MAX_BATCH_RECORDS = 2000
 // Records
 // ---------------------------------------------------------------------------
 
-/** Spec 2.11: one server-log record of a batch. `ua` and `path` are required (decisions.md). */
+/** docs/ingestion.md: one server-log record of a batch. `ua` and `path` are required (docs/decisions.md). */
 export const ServerLogRecord = Schema.Struct({
   ua: Str("User-Agent of the request"),
   path: Str("Request path, may include the query string"),
@@ -46,7 +44,7 @@ export const ServerLogRecord = Schema.Struct({
 }).annotations({ description: "One request from a server log" })
 export type ServerLogRecord = typeof ServerLogRecord.Type
 
-/** Spec 2.12: the fields of a log-drain record that are read (documentation; records are parsed by the service). */
+/** docs/ingestion.md: the fields of a log-drain record that are read (documentation; records are parsed by the service). */
 export const DrainProxy = Schema.Struct({
   timestamp: Schema.optional(Schema.Number.annotations({ description: "Unix milliseconds" })),
   method: Schema.optional(Str("HTTP method; a record is a request only when proxy.method is present")),

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { AppConfig } from "../platform/Config.js"
 
 /** Limits and the spool of ingestion, read once from the environment (docs/ingestion.md). */
-export interface IngestConfigShape {
+export interface IngestionConfigShape {
   /** Largest request body (as sent, compressed or not) read by the drain; larger ones are unparseable. */
   readonly maxBodyBytes: number
   /** Largest body after gunzip; a body inflating past it (a gzip bomb) is unparseable. */
@@ -21,7 +21,7 @@ export interface IngestConfigShape {
   readonly fastlyServiceIds: ReadonlyArray<string>
 }
 
-export class IngestConfig extends Context.Tag("IngestConfig")<IngestConfig, IngestConfigShape>() {}
+export class IngestionConfig extends Context.Tag("IngestionConfig")<IngestionConfig, IngestionConfigShape>() {}
 
 export const INGEST_DEFAULTS = {
   maxBodyBytes: 16 * 1024 * 1024,
@@ -36,8 +36,8 @@ export const INGEST_DEFAULTS = {
 const defaultSpoolDir = (dataDir: string) =>
   dataDir === "memory://" ? mkdtempSync(join(tmpdir(), "aiv-spool-")) : join(dataDir, "spool")
 
-export const IngestConfigLive = Layer.effect(
-  IngestConfig,
+export const IngestionConfigLive = Layer.effect(
+  IngestionConfig,
   Effect.gen(function*() {
     const app = yield* AppConfig
     const env = yield* Config.all({
@@ -60,8 +60,8 @@ export const IngestConfigLive = Layer.effect(
 )
 
 /** For tests: the defaults, a fresh temp spool, and any overrides. */
-export const ingestConfigTest = (overrides: Partial<IngestConfigShape> = {}) =>
-  Layer.sync(IngestConfig, () => ({
+export const ingestionConfigTest = (overrides: Partial<IngestionConfigShape> = {}) =>
+  Layer.sync(IngestionConfig, () => ({
     ...INGEST_DEFAULTS,
     spoolDir: overrides.spoolDir ?? mkdtempSync(join(tmpdir(), "aiv-spool-")),
     ...overrides

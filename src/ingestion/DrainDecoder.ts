@@ -1,12 +1,12 @@
 import { Context, Effect, Layer } from "effect"
 import { gunzipBounded, isGzip } from "../platform/Inflate.js"
-import { IngestConfig } from "./Config.js"
+import { IngestionConfig } from "./Config.js"
 import { type LogFormat, LogDecoder } from "./formats/index.js"
 import { gunzipTruncated } from "./formats/gzip.js"
 import type { LogRequest } from "./Records.js"
 
 /**
- * A log-drain delivery from raw bytes to typed requests (spec 4.2 rules 1 and 3):
+ * A log-drain delivery from raw bytes to typed requests (docs/ingestion.md):
  * gzip is detected by its magic bytes and inflated with a bound (a gzip bomb stops at the
  * bound, in bounded memory); a JSON array and NDJSON are told apart by the content, never by
  * Content-Type. Total: any bytes give a result, never an exception.
@@ -114,5 +114,5 @@ export const makeDrainDecoder = (options: { readonly maxInflatedBytes: number })
 
 export const DrainDecoderLive = Layer.effect(
   DrainDecoder,
-  Effect.map(IngestConfig, (config) => makeDrainDecoder({ maxInflatedBytes: config.maxInflatedBytes }))
+  Effect.map(IngestionConfig, (config) => makeDrainDecoder({ maxInflatedBytes: config.maxInflatedBytes }))
 )

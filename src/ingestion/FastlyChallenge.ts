@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { IngestConfig } from "./Config.js"
+import { IngestionConfig } from "./Config.js"
 
 /**
  * Fastly checks an HTTPS logging endpoint before it sends logs: a GET of this path on the
@@ -19,7 +19,7 @@ export const fastlyChallengeBody = (serviceIds: ReadonlyArray<string>): string =
 
 export const FastlyChallengeLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
-    const config = yield* IngestConfig
+    const config = yield* IngestionConfig
     const body = fastlyChallengeBody(config.fastlyServiceIds)
     yield* router.get(
       FASTLY_CHALLENGE_PATH,

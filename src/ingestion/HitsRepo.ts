@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import { singleRow } from "../platform/Rows.js"
 import type { LogRequest } from "./Records.js"
 
-/** A recognised crawler request, ready to store (metrics.md section 3). */
+/** A recognised crawler request, ready to store (docs/agents.md). */
 export interface HitRow extends LogRequest {
   readonly key: string
   readonly bot: string
@@ -39,19 +40,25 @@ export interface StoreInput {
   readonly unauthenticated?: boolean
   /** Whether the stored hits count in the month's usage (default true; the tag's do not). */
   readonly countUsage?: boolean
+  /**
+   * The time given to records without one (ms). Only such a record can come again with another time:
+   * its key is looked up in every partition; a record with its own time conflicts on the key (docs/scale.md).
+   * Absent: every record is looked up.
+   */
+  readonly receivedAt?: number
 }
 
 /**
  * Crawler hits, their rollup rows, AI referrals and the monthly usage, written by one statement.
  * A hit or referral whose key is already stored (a replay, a platform redelivery) is not stored
- * again and not counted. The cap is the caller's business (Quota.withinCap): this adds what it stored.
+ * again and not counted. The cap is the caller's business (QuotaRepo.withinCap): this adds what it stored.
  */
 export interface HitsRepoShape {
   readonly store: (input: StoreInput) => Effect.Effect<Stored, UsageOverCap>
 }
 
 /** The store would have taken the month's usage above its cap: nothing of it was stored. */
-export class UsageOverCap extends Data.TaggedError("UsageOverCap")<{}> {}
+export class UsageOverCap extends Schema.TaggedError<UsageOverCap>()("UsageOverCap", {}) {}
 
 /** PostgreSQL's check_violation on monthly_usage's guard (migrations/0007). */
 const isCapViolation = (error: SqlError): boolean => {
@@ -69,10 +76,13 @@ export interface Stored {
 export class HitsRepo extends Context.Tag("HitsRepo")<HitsRepo, HitsRepoShape>() {}
 
 /**
- * unnest() of one array per column (performance-anchors.md: some 1.6x the rows/s of a
+ * unnest() of one array per column (measured: some 1.6x the rows/s of a
  * multi-row insert through sql.insert, with a third of the PostgreSQL CPU). One statement text
  * whatever the row count, so the server back end prepares it once per connection.
  */
+/** What a delivery's statement stored, and the month's usage after it (null: nothing counted). */
+const StoredRow = Schema.Struct({ stored: Schema.Number, used: Schema.NullOr(Schema.Number) })
+
 export const HitsRepoLive = Layer.effect(
   HitsRepo,
   Effect.gen(function*() {
@@ -86,7 +96,7 @@ export const HitsRepoLive = Layer.effect(
         for (let i = 0; i < rows.length; i++) out[i] = f(rows[i]!)
         return out
       }
-      return sql<{ stored: number; used: number | null }>`
+      return sql`
         with hit_rows as (
           select * from unnest(
             ${col(h, (x) => x.key)}::text[], ${col(h, (x) => x.ts)}::float8[], ${col(h, (x) => x.bot)}::text[],
@@ -105,7 +115,9 @@ export const HitsRepoLive = Layer.effect(
                  query, method, status, client_ip, country, referrer, ${input.channel}, verification, verify_pending,
                  ${input.unauthenticated === true}
           from hit_rows
-          on conflict (brand_id, record_key) do nothing
+          where (ms <> ${input.receivedAt ?? null}::float8) is true
+             or not exists (select 1 from crawler_hits o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = hit_rows.record_key)
+          on conflict (account_id, brand_id, record_key, ts) do nothing
           returning ts, path, bot, vendor, kind, status, verification
         ), roll as (
           insert into crawler_rollup (brand_id, day, path, bot, status, verification, account_id, vendor, kind, hits, last_seen)
@@ -116,7 +128,7 @@ export const HitsRepoLive = Layer.effect(
           on conflict on constraint crawler_rollup_verdict_key do update
             set hits = crawler_rollup.hits + excluded.hits, last_seen = greatest(crawler_rollup.last_seen, excluded.last_seen)
         ), daily as (
-          -- The rollup without the path (issue 5: KPIs, trend, breakdowns).
+          -- The rollup without the path (KPIs, trend, breakdowns).
           insert into crawler_daily (brand_id, day, bot, status, verification, account_id, vendor, kind, hits)
           select ${input.brandId}, (ts at time zone 'UTC')::date, bot, status, verification, ${input.accountId}, min(vendor),
                  min(kind), count(*)::int
@@ -124,8 +136,8 @@ export const HitsRepoLive = Layer.effect(
           group by 2, 3, 4, 5
           on conflict on constraint crawler_daily_verdict_key do update set hits = crawler_daily.hits + excluded.hits
         ), span_state as (
-          -- Issue 5: the 7/30/90-day per-(path, bot) totals, when the brand has them (a rebuild holds this row).
-          select as_of from crawler_span_state where brand_id = ${input.brandId} and as_of is not null for share
+          -- The agent reads: the 7/30/90-day per-(path, bot) totals, when the brand has them (a rebuild holds this row).
+          select as_of from crawler_span_state where account_id = ${input.accountId} and brand_id = ${input.brandId} and as_of is not null for share
         ), span_delta as (
           -- The stored hits per (window, path, bot) for the windows containing their day.
           select w.span, i.path, i.bot, min(i.vendor) as vendor, min(i.kind) as kind, count(*)::int as h,
@@ -139,7 +151,7 @@ export const HitsRepoLive = Layer.effect(
           insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen, last_ok,
                                     last_error)
           select ${input.brandId}, span, path, bot, ${input.accountId}, vendor, kind, h, o, e, ls, lo, le from span_delta
-          on conflict (brand_id, span, path, bot) do update set
+          on conflict (account_id, brand_id, span, path, bot) do update set
             hits = crawler_span.hits + excluded.hits, oks = crawler_span.oks + excluded.oks,
             errors = crawler_span.errors + excluded.errors, last_seen = greatest(crawler_span.last_seen, excluded.last_seen),
             last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
@@ -155,7 +167,7 @@ export const HitsRepoLive = Layer.effect(
                  (count(*) filter (where d.e > 0 and s.errors = d.e))::int, max(d.ls), max(d.lo), max(d.le)
           from span_delta d join spans s on s.span = d.span and s.path = d.path and s.bot = d.bot
           group by d.span, d.path
-          on conflict (brand_id, span, path) do update set
+          on conflict (account_id, brand_id, span, path) do update set
             hits = crawler_page_span.hits + excluded.hits, oks = crawler_page_span.oks + excluded.oks,
             errors = crawler_page_span.errors + excluded.errors, uniques = crawler_page_span.uniques + excluded.uniques,
             ok_uniques = crawler_page_span.ok_uniques + excluded.ok_uniques,
@@ -174,9 +186,11 @@ export const HitsRepoLive = Layer.effect(
             ${col(r, (x) => x.query)}::text[], ${col(r, (x) => x.method)}::text[], ${col(r, (x) => x.status)}::int2[],
             ${col(r, (x) => x.clientIp)}::text[], ${col(r, (x) => x.country)}::text[]
           ) as u(record_key, ms, engine, referrer, host, path, query, method, status, client_ip, country)
-          on conflict (brand_id, record_key) do nothing
+          where (ms <> ${input.receivedAt ?? null}::float8) is true
+             or not exists (select 1 from ai_referrals o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = u.record_key)
+          on conflict (account_id, brand_id, record_key, ts) do nothing
         ), counted as (
-          -- Last, so the usage row is locked only from here to the commit (Quota.withinCap).
+          -- Last, so the usage row is locked only from here to the commit (QuotaRepo.withinCap).
           insert into monthly_usage (account_id, month, events, cap)
           select ${input.accountId}, ${input.month}::date, count(*), ${input.cap}::bigint from ins
           having count(*) > 0 and ${input.countUsage !== false}
@@ -184,7 +198,8 @@ export const HitsRepoLive = Layer.effect(
           returning events
         )
         select (select count(*) from ins)::int as stored, (select events from counted)::int as used`.pipe(
-        Effect.map((rows) => ({ stored: rows[0]?.stored ?? 0, used: rows[0]?.used ?? null })),
+        // One row per delivery: decoding it costs nothing next to the statement.
+        singleRow(StoredRow),
         Effect.catchAll((error) => isCapViolation(error) ? Effect.fail(new UsageOverCap()) : Effect.die(error))
       )
     }

@@ -5,7 +5,7 @@ import { ServerApi } from "../api.js"
 import { PayloadTooLarge } from "../platform/HttpErrors.js"
 import { metrics } from "../platform/Metrics.js"
 import { BatchBodyLimit, DrainVerify } from "./Api.js"
-import { IngestConfig } from "./Config.js"
+import { IngestionConfig } from "./Config.js"
 import { Ingestion } from "./Ingestion.js"
 
 const first = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
@@ -29,7 +29,7 @@ export const DrainVerifyLive = Layer.succeed(
 
 export const BatchBodyLimitLive = Layer.effect(
   BatchBodyLimit,
-  Effect.map(IngestConfig, (config) =>
+  Effect.map(IngestionConfig, (config) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const length = Number(request.headers["content-length"])
       return Number.isFinite(length) && length > config.maxBodyBytes
@@ -75,10 +75,10 @@ export const readBody = (request: HttpServerRequest.HttpServerRequest, max: numb
   )
 }
 
-export const IngestionLive = HttpApiBuilder.group(ServerApi, "ingestion", (handlers) =>
+export const IngestionHttpLive = HttpApiBuilder.group(ServerApi, "ingestion", (handlers) =>
   Effect.gen(function*() {
     const ingestion = yield* Ingestion
-    const config = yield* IngestConfig
+    const config = yield* IngestionConfig
     return handlers
       .handle("ingest", ({ payload }) =>
         Effect.flatMap(CurrentAccount, ({ accountId }) => ingestion.batch(accountId, payload)).pipe(
@@ -88,7 +88,7 @@ export const IngestionLive = HttpApiBuilder.group(ServerApi, "ingestion", (handl
         Effect.gen(function*() {
           const { accountId } = yield* CurrentAccount
           const siteId = first(urlParams.site_id) ?? headers["x-service-site"]
-          // Spec 4.2: 400 missing site_id comes before the body is read.
+          // docs/ingestion.md: 400 missing site_id comes before the body is read.
           const body = siteId === undefined || siteId.trim() === "" ? null : yield* readBody(request, config.maxBodyBytes)
           const result = yield* ingestion.drain({ accountId, siteId, signature: headers["x-drain-signature"], body, format: first(urlParams.format) })
           metrics.observeIngest("drain", result)

@@ -1,10 +1,10 @@
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Context, Effect, Exit, Layer } from "effect"
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { type Plan, monthStart } from "../accounts/Plans.js"
-import { AccountsRepo } from "../accounts/Repo.js"
-import { Brands } from "../brands/Brands.js"
-import { BrandsRepo, type SiteBrand } from "../brands/Repo.js"
+import type { Plan } from "../accounts/Plans.js"
+import { monthStart } from "../platform/Days.js"
+import { Accounts } from "../accounts/Accounts.js"
+import { Brands, type SiteBrand } from "../brands/Brands.js"
 import { Classifier } from "../catalog/Classifier.js"
 import { isPerson } from "../catalog/Person.js"
 import {
@@ -21,17 +21,17 @@ import { metrics } from "../platform/Metrics.js"
 import { now } from "../platform/Time.js"
 import { Alerts } from "../webhooks/Alerts.js"
 import { MAX_BATCH_RECORDS } from "./Api.js"
-import { IngestConfig } from "./Config.js"
+import { IngestionConfig } from "./Config.js"
 import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
 import { isLogFormat, LOG_FORMATS, type LogFormat } from "./formats/common.js"
 import { type HitRow, HitsRepo, type ReferralRow } from "./HitsRepo.js"
-import { Quota } from "./Quota.js"
+import { QuotaRepo } from "./QuotaRepo.js"
 import { Verification } from "../verification/Verification.js"
 import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
 import { Spool, type SpooledDelivery } from "./Spool.js"
 
 /**
- * Server-log ingestion (spec 4.1, 4.2; decisions.md; metrics.md section 3): checks, then
+ * Server-log ingestion (docs/ingestion.md, docs/decisions.md, docs/agents.md): checks, then
  * classification, then storage under the monthly cap. The drain never loses a delivery to a
  * database outage: it spools it and answers 200; SpoolReplayLive stores it later.
  */
@@ -76,7 +76,7 @@ export interface IngestionShape {
   /** Stores a spooled delivery like a live one; dies with the SqlError while the database is still down. */
   readonly replay: (delivery: SpooledDelivery) => Effect.Effect<ReplayOutcome>
   /**
-   * One page load reported by the JavaScript tag (issue 5, docs/agents.md): classified by the same
+   * One page load reported by the JavaScript tag (docs/agents.md): classified by the same
    * catalog and, when it is an AI agent's, stored with channel `tag` under the monthly cap.
    * Returns the hits stored (0 or 1); an unknown site is NotFound.
    */
@@ -114,7 +114,7 @@ const hmacMatches = (secret: string, bytes: Uint8Array, provided: Buffer) =>
   timingSafeEqual(createHmac("sha1", secret).update(bytes).digest(), provided)
 
 /**
- * Spec 4.2 rule 2: the hex HMAC-SHA1 of the raw body. A "sha1=" prefix and upper-case hex are
+ * docs/ingestion.md: the hex HMAC-SHA1 of the raw body. A "sha1=" prefix and upper-case hex are
  * accepted; for a gzip body, a signature of the inflated body is accepted too (platforms differ
  * on which one they sign).
  */
@@ -136,18 +136,17 @@ export const isOutage = (defect: unknown): boolean => {
   return !(typeof code === "string" && /^(22|23|42)/.test(code))
 }
 
-export const IngestionServiceLive = Layer.effect(
+export const IngestionLive = Layer.effect(
   Ingestion,
   Effect.gen(function*() {
     const brands = yield* Brands
-    const accounts = yield* AccountsRepo
+    const accounts = yield* Accounts
     const hitsRepo = yield* HitsRepo
-    const quota = yield* Quota
+    const quota = yield* QuotaRepo
     const spool = yield* Spool
     const decoder = yield* DrainDecoder
     const { classify } = yield* Classifier
-    const config = yield* IngestConfig
-    const brandsRepo = yield* BrandsRepo
+    const config = yield* IngestionConfig
     const verification = yield* Verification
     const alerts = yield* Alerts
 
@@ -201,7 +200,8 @@ export const IngestionServiceLive = Layer.effect(
           channel: input.channel,
           month,
           hits,
-          referrals: input.referrals
+          referrals: input.referrals,
+          receivedAt: input.receivedAt
         }
         if (input.hits.length === 0) {
           // Referrals are not counted against the cap: no lock needed.
@@ -220,7 +220,7 @@ export const IngestionServiceLive = Layer.effect(
         return { accepted: outcome.stored, monthly_used: outcome.used, monthly_cap: cap }
       })
 
-    /** Every check and the storage of a drain delivery, live or replayed (spec 4.2). */
+    /** Every check and the storage of a drain delivery, live or replayed (docs/ingestion.md). */
     const processDrain = (delivery: SpooledDelivery | (Omit<SpooledDelivery, "body"> & { body: Uint8Array | null })) =>
       Effect.gen(function*() {
         const brand = yield* brands.bySiteId(delivery.accountId, delivery.siteId)
@@ -240,7 +240,7 @@ export const IngestionServiceLive = Layer.effect(
       })
 
     /**
-     * Spec 4.2 rule 5: a failure to persist still answers 200. The delivery goes to the spool
+     * docs/ingestion.md: a failure to persist still answers 200. The delivery goes to the spool
      * (durably, before answering) when it holds anything to store; accepted is 0 (nothing is
      * stored yet), the monthly figures are the last ones known.
      */
@@ -324,7 +324,7 @@ export const IngestionServiceLive = Layer.effect(
 
     const tag: IngestionShape["tag"] = (input) =>
       Effect.gen(function*() {
-        const found = yield* brandsRepo.findBySiteId(input.siteId)
+        const found = yield* brands.findSite(input.siteId)
         if (found._tag === "None") return yield* Effect.fail(UNKNOWN_SITE)
         const brand = found.value
         const agent = input.ua === "" ? null : classify(input.ua)
@@ -373,49 +373,68 @@ export const IngestionServiceLive = Layer.effect(
   })
 )
 
+/** What one pass over the spool did; `outage` says why it stopped early (the database is down), else null. */
+export interface SpoolPass {
+  readonly replayed: number
+  readonly outage: string | null
+}
+
 /**
- * The background replay of the spool: files in order of arrival, each stored like live traffic
- * (the same checks, the cap included; keys make it idempotent). While the database stays down it
- * backs off (doubling from SPOOL_RETRY_MIN_MS to SPOOL_RETRY_MAX_MS) and keeps the order; a file
- * that fails for another reason (a bug or data the database refuses) is moved to spool/failed.
+ * One pass over the spool, files in order of arrival, each stored like live traffic (the same
+ * checks, the cap included; keys make it idempotent): a stored or dropped delivery leaves the
+ * spool; an unreadable file, or one that fails for another reason than an outage (a bug, data the
+ * database refuses), moves to spool/failed; at an outage the pass stops and keeps the order. The
+ * background replay and graceful shutdown both run it.
+ */
+export const replaySpool: Effect.Effect<SpoolPass, never, Spool | Ingestion> = Effect.gen(function*() {
+  const spool = yield* Spool
+  const ingestion = yield* Ingestion
+  let replayed = 0
+  for (const name of yield* spool.pending) {
+    const delivery = yield* spool.read(name)
+    if (delivery === null) {
+      yield* Effect.logError(`spool: unreadable file ${name}, moved to failed/`)
+      yield* spool.quarantine(name)
+      continue
+    }
+    const exit = yield* Effect.exit(ingestion.replay(delivery))
+    if (Exit.isSuccess(exit)) {
+      if (exit.value._tag === "Stored") metrics.observeIngest("replay", exit.value.result)
+      if (exit.value._tag === "Dropped") {
+        yield* Effect.logWarning(`spool: delivery ${delivery.id} dropped on replay: ${exit.value.reason}`)
+      }
+      yield* spool.remove(name)
+      replayed++
+      continue
+    }
+    if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
+    const defect = Cause.squash(exit.cause)
+    if (isOutage(defect)) return { replayed, outage: Cause.pretty(exit.cause).split("\n")[0] ?? "database unavailable" }
+    yield* Effect.logError(`spool: delivery ${delivery.id} cannot be replayed, moved to failed/`, exit.cause)
+    yield* spool.quarantine(name)
+  }
+  return { replayed, outage: null }
+})
+
+/**
+ * The background replay of the spool (replaySpool, whenever a delivery is spooled and every
+ * SPOOL_POLL_MS). While the database stays down it backs off, doubling from SPOOL_RETRY_MIN_MS
+ * to SPOOL_RETRY_MAX_MS.
  */
 export const SpoolReplayLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const spool = yield* Spool
-    const ingestion = yield* Ingestion
-    const config = yield* IngestConfig
+    const config = yield* IngestionConfig
+    const context = yield* Effect.context<Spool | Ingestion>()
     let delay = config.spoolRetryMinMs
 
     /** True when the spool was emptied, false when the database is still down. */
-    const pass: Effect.Effect<boolean> = Effect.gen(function*() {
-      for (const name of yield* spool.pending) {
-        const delivery = yield* spool.read(name)
-        if (delivery === null) {
-          yield* Effect.logError(`spool: unreadable file ${name}, moved to failed/`)
-          yield* spool.quarantine(name)
-          continue
-        }
-        const exit = yield* Effect.exit(ingestion.replay(delivery))
-        if (Exit.isSuccess(exit)) {
-          delay = config.spoolRetryMinMs
-          if (exit.value._tag === "Stored") metrics.observeIngest("replay", exit.value.result)
-          if (exit.value._tag === "Dropped") {
-            yield* Effect.logWarning(`spool: delivery ${delivery.id} dropped on replay: ${exit.value.reason}`)
-          }
-          yield* spool.remove(name)
-          continue
-        }
-        if (Cause.isInterruptedOnly(exit.cause)) return yield* Effect.interrupt
-        const defect = Cause.squash(exit.cause)
-        if (isOutage(defect)) {
-          yield* Effect.sleep(delay)
-          delay = Math.min(config.spoolRetryMaxMs, delay * 2)
-          return false
-        }
-        yield* Effect.logError(`spool: delivery ${delivery.id} cannot be replayed, moved to failed/`, exit.cause)
-        yield* spool.quarantine(name)
-      }
-      return true
+    const pass: Effect.Effect<boolean> = Effect.flatMap(Effect.provide(replaySpool, context), ({ outage, replayed }) => {
+      if (replayed > 0) delay = config.spoolRetryMinMs
+      if (outage === null) return Effect.succeed(true)
+      const wait = delay
+      delay = Math.min(config.spoolRetryMaxMs, delay * 2)
+      return Effect.as(Effect.sleep(wait), false)
     })
 
     yield* Effect.forkScoped(

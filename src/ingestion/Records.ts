@@ -1,6 +1,6 @@
 /**
  * The one shape every ingestion path produces (a served HTTP request), and the pure rules
- * that turn a server-log record (spec 2.11) or a log-drain record (spec 2.12) into it.
+ * that turn a server-log record (docs/ingestion.md) or a log-drain record (docs/ingestion.md) into it.
  * Nothing here throws: any input gives a request or null.
  */
 
@@ -83,7 +83,7 @@ const ipOf = (v: unknown): string | null => {
 
 const validTs = (ms: number) => Number.isFinite(ms) && ms >= MIN_TS && ms <= MAX_TS
 
-/** decisions.md: ts below 100000000000 is Unix seconds, else Unix milliseconds. */
+/** docs/decisions.md: ts below 100000000000 is Unix seconds, else Unix milliseconds. */
 export const batchTsToMs = (ts: number): number => (ts < 100_000_000_000 ? ts * 1000 : ts)
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
@@ -94,7 +94,7 @@ const optionalType = (record: Record<string, unknown>, key: string, type: "strin
 }
 
 /**
- * One record of a batch (spec 2.11, decisions.md): `ua` and `path` are required non-empty strings;
+ * One record of a batch (docs/ingestion.md, docs/decisions.md): `ua` and `path` are required non-empty strings;
  * the other fields, when present, must have their type. A record failing this is skipped, not the batch.
  * A `ts` outside 1990..2100 is refused the same way.
  */
@@ -139,7 +139,7 @@ export const fromBatchRecord = (record: unknown, receivedAt: number): LogRequest
 }
 
 /**
- * One log-drain record (spec 2.12). Only a record with a proxy object carrying a method is an
+ * One log-drain record (docs/ingestion.md). Only a record with a proxy object carrying a method is an
  * HTTP request; proxy.userAgent is an array; proxy.host is preferred over host; statusCode -1
  * is no status; clientIp may be absent; proxy.region is not a country. A request without a
  * path cannot be shown on any page: it is not kept either.
@@ -181,7 +181,7 @@ export const fromDrainRecord = (record: unknown, receivedAt: number): LogRequest
 }
 
 // ---------------------------------------------------------------------------
-// AI referrals (metrics.md section 3)
+// AI referrals (docs/agents.md)
 // ---------------------------------------------------------------------------
 
 /** Referrer hosts of answer engines (the host or any subdomain of it) and the engine slug each means. */

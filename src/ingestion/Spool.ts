@@ -1,8 +1,8 @@
-import { Context, Effect, Layer, Queue } from "effect"
+import { Context, Effect, Layer, Queue, Schema } from "effect"
 import { mkdirSync, readdirSync } from "node:fs"
 import { open, readFile, rename, rm } from "node:fs/promises"
 import { join } from "node:path"
-import { IngestConfig } from "./Config.js"
+import { IngestionConfig } from "./Config.js"
 import { isLogFormat, type LogFormat } from "./formats/common.js"
 
 /**
@@ -25,10 +25,7 @@ export interface SpooledDelivery {
   readonly format?: LogFormat | undefined
 }
 
-export class SpoolError {
-  readonly _tag = "SpoolError"
-  constructor(readonly cause: unknown) {}
-}
+export class SpoolError extends Schema.TaggedError<SpoolError>()("SpoolError", { cause: Schema.Defect }) {}
 
 export interface SpoolShape {
   readonly dir: string
@@ -91,7 +88,7 @@ export const decodeDelivery = (bytes: Uint8Array): SpooledDelivery | null => {
 export const SpoolLive = Layer.effect(
   Spool,
   Effect.gen(function*() {
-    const { spoolDir: dir } = yield* IngestConfig
+    const { spoolDir: dir } = yield* IngestionConfig
     const failedDir = join(dir, "failed")
     yield* Effect.sync(() => mkdirSync(failedDir, { recursive: true }))
     const signal = yield* Queue.sliding<void>(1)
@@ -123,7 +120,7 @@ export const SpoolLive = Layer.effect(
           await rename(tmp, join(dir, name + SUFFIX))
           await fsyncDir(dir)
         },
-        catch: (cause) => new SpoolError(cause)
+        catch: (cause) => new SpoolError({ cause })
       }).pipe(Effect.zipLeft(Queue.offer(signal, undefined)))
 
     return {

@@ -1,5 +1,5 @@
 import { SingleBar } from "cli-progress"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { createReadStream, statSync } from "node:fs"
 import { Readable } from "node:stream"
 import { createGunzip } from "node:zlib"
@@ -33,14 +33,9 @@ export const SHIP_USAGE = `usage: bun run cli ship <file>... --site <site_id> --
 
 export const CAP_MESSAGE = "monthly server-log event cap reached"
 
-export class ShipUsageError {
-  readonly _tag = "ShipUsageError"
-  constructor(readonly message: string) {}
-}
-export class ShipFailed {
-  readonly _tag = "ShipFailed"
-  constructor(readonly message: string) {}
-}
+export class ShipUsageError extends Schema.TaggedError<ShipUsageError>()("ShipUsageError", { message: Schema.String }) {}
+export class ShipFailed extends Schema.TaggedError<ShipFailed>()("ShipFailed", { message: Schema.String }) {}
+const usageError = (message: string) => new ShipUsageError({ message })
 
 export interface ShipOptions {
   readonly files: ReadonlyArray<string>
@@ -71,7 +66,7 @@ export interface ShipIo {
 
 const flagValue = (args: ReadonlyArray<string>, i: number, name: string): string => {
   const v = args[i + 1]
-  if (v === undefined || (v.startsWith("--") && v !== "-")) throw new ShipUsageError(`${name} needs a value\n\n${SHIP_USAGE}`)
+  if (v === undefined || (v.startsWith("--") && v !== "-")) throw usageError(`${name} needs a value\n\n${SHIP_USAGE}`)
   return v
 }
 
@@ -101,23 +96,23 @@ export const parseShipArgs = (args: ReadonlyArray<string>, env: Record<string, s
       case "--concurrency": concurrency = Number(value()); break
       case "--quiet": quiet = true; break
       case "--all": all = true; break
-      case "--help": throw new ShipUsageError(SHIP_USAGE)
+      case "--help": throw usageError(SHIP_USAGE)
       default:
-        if (a.startsWith("--")) throw new ShipUsageError(`unknown option ${a}\n\n${SHIP_USAGE}`)
+        if (a.startsWith("--")) throw usageError(`unknown option ${a}\n\n${SHIP_USAGE}`)
         files.push(a)
     }
   }
-  if (files.length === 0) throw new ShipUsageError(`no file given\n\n${SHIP_USAGE}`)
-  if (site === "") throw new ShipUsageError(`--site is required\n\n${SHIP_USAGE}`)
-  if (key === "") throw new ShipUsageError(`--key is required (or AIV_API_KEY)\n\n${SHIP_USAGE}`)
-  if (!isLogFormat(format)) throw new ShipUsageError(`unknown format "${format}": one of ${LOG_FORMATS.join(", ")}`)
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 2000) throw new ShipUsageError("--batch must be 1..2000")
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) throw new ShipUsageError("--concurrency must be 1..16")
-  if (!/^https?:\/\//.test(url)) throw new ShipUsageError(`--url must be an http(s) URL, not "${url}"`)
+  if (files.length === 0) throw usageError(`no file given\n\n${SHIP_USAGE}`)
+  if (site === "") throw usageError(`--site is required\n\n${SHIP_USAGE}`)
+  if (key === "") throw usageError(`--key is required (or AIV_API_KEY)\n\n${SHIP_USAGE}`)
+  if (!isLogFormat(format)) throw usageError(`unknown format "${format}": one of ${LOG_FORMATS.join(", ")}`)
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 2000) throw usageError("--batch must be 1..2000")
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 16) throw usageError("--concurrency must be 1..16")
+  if (!/^https?:\/\//.test(url)) throw usageError(`--url must be an http(s) URL, not "${url}"`)
   return { files, site, key, url: url.replace(/\/+$/, ""), format, channel, batchSize, concurrency, quiet, all }
 }
 
-/** The wire form of a record (spec 2.11 plus the optional id and host); empty fields left out. */
+/** The wire form of a record (docs/ingestion.md plus the optional id and host); empty fields left out. */
 const batchRecord = (r: LogRequest): Record<string, unknown> => {
   const out: Record<string, unknown> = { id: r.recordId, ua: r.ua, path: r.query === "" ? r.path : `${r.path}?${r.query}`, ts: r.ts, method: r.method }
   if (r.status !== null) out.status = r.status
@@ -399,9 +394,9 @@ export const shipCommand = (args: ReadonlyArray<string>, io: ShipIo = processIo(
   Effect.gen(function*() {
     const options = yield* Effect.try({
       try: () => parseShipArgs(args, process.env),
-      catch: (e) => (e instanceof ShipUsageError ? e : new ShipUsageError(String(e)))
+      catch: (e) => (e instanceof ShipUsageError ? e : usageError(String(e)))
     })
     const summary = yield* Effect.promise(() => runShip(options, io))
     io.out(formatSummary(summary))
-    if (summary.failures.length > 0) return yield* Effect.fail(new ShipFailed(summary.failures.join("\n")))
+    if (summary.failures.length > 0) return yield* Effect.fail(new ShipFailed({ message: summary.failures.join("\n") }))
   })

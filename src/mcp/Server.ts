@@ -6,7 +6,8 @@ import { ApiKeys } from "../accounts/ApiKeys.js"
 import { API_VERSION } from "../api.js"
 import { clientIp } from "../platform/ClientIp.js"
 import { AppConfig } from "../platform/Config.js"
-import { bearerToken, keyBucket, noteAccount } from "../platform/Hardening.js"
+import { bearerToken, keyBucket } from "../platform/Bearer.js"
+import { noteAccount } from "../platform/RequestMeta.js"
 import { RateLimiter, rateLimitedResponse } from "../platform/RateLimiter.js"
 import { InProcessAppLive } from "../web/InProcess.js"
 import { INSTRUCTIONS, PromptsLive } from "./Guide.js"
@@ -64,7 +65,7 @@ const McpProtocolLive = Layer.effect(
       const authorization = request.headers["authorization"]
       const account = yield* Effect.either(keys.authenticate(authorization))
       if (account._tag === "Left") return unauthorized(account.left.error)
-      // The request log line names the account (src/platform/Hardening.ts).
+      // The request log line names the account (src/platform/Middleware.ts).
       yield* noteAccount(account.right.accountId)
       // At most MAX_BATCH messages; the serialization answers malformed ones with JSON-RPC errors.
       const messages = messageCount(yield* Effect.orElseSucceed(request.text, () => ""))

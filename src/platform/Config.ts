@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
 
 /** Settings read once from the environment; every service asks this tag, never process.env. */
 export interface AppConfigShape {
@@ -13,7 +13,7 @@ export interface AppConfigShape {
   readonly sessionDays: number
   /** How often pending API-key last-used times are written back. */
   readonly lastUsedFlushSeconds: number
-  /** Operations (issue 9, docs/operations.md): rate limits, Redis, proxies, shutdown, logs, readiness. */
+  /** Operations (docs/operations.md): rate limits, Redis, proxies, shutdown, logs, readiness. */
   readonly rateLimits: RateLimitRules
   /** Redis shared by every server process for the rate limits; None: each process counts alone. */
   readonly redisUrl: Option.Option<Redacted.Redacted>
@@ -147,8 +147,6 @@ export const appConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
     metricsToken: Option.none(),
     ...overrides
   })
-
-export const readAppConfig = Effect.flatMap(AppConfig, Effect.succeed)
 
 const ruleText = (rule: RateLimitRule) => (rule.limit <= 0 ? "off" : `${rule.limit}/${rule.windowSeconds}`)
 

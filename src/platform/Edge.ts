@@ -1,17 +1,19 @@
 import { HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Option, type SchemaAST } from "effect"
 import { csrfRefusal } from "./Csrf.js"
 import { isUnstorableText } from "./SqlErrors.js"
 
 /**
- * The outermost layer of every request: whatever a handler did not answer itself
- * leaves as a JSON `{"error": ...}` with the right status, never an HTML page or an
- * empty body. Typed API errors pass through untouched: HttpApi encodes them next.
+ * The innermost part of the edge (src/platform/Middleware.ts wraps it): whatever a handler did
+ * not answer itself leaves as a JSON `{"error": ...}` with the right status, never an HTML page
+ * or an empty body. Typed API errors pass on untouched: HttpApi encodes them next, with the
+ * status their definition carries. Which errors those are is read from the API definition
+ * itself (apiErrorTags), so an error class added to an endpoint is never mistaken for a defect.
  */
 
-const jsonError = (status: number, error: string) => HttpServerResponse.unsafeJson({ error }, { status })
+export const jsonError = (status: number, error: string) => HttpServerResponse.unsafeJson({ error }, { status })
 
 const MAX_MESSAGE = 200
 
@@ -43,66 +45,119 @@ const storableTarget = (url: string): boolean => {
   return true
 }
 
-const API_ERROR_TAGS = new Set([
-  "BadRequest",
-  "Unauthorized",
-  "PlanLimitReached",
-  "Forbidden",
-  "NotFound",
-  "Conflict",
-  "PayloadTooLarge",
-  "QuotaExceeded",
-  "NotImplemented",
-  "ServiceUnavailable"
-])
-const isApiError = (failure: unknown) =>
-  typeof failure === "object" && failure !== null && "_tag" in failure && API_ERROR_TAGS.has(String(failure._tag))
+// ---------------------------------------------------------------------------
+// The API's errors, from its definition
+// ---------------------------------------------------------------------------
+
+interface ErrorsOf {
+  readonly errorSchema: { readonly ast: SchemaAST.AST }
+  readonly middlewares: ReadonlySet<{ readonly failure: { readonly ast: SchemaAST.AST } }>
+}
+
+/** The shape of an HttpApi this reads: its groups, their endpoints, and the error schemas of each level. */
+export interface ApiErrorsSource extends ErrorsOf {
+  readonly groups: Readonly<Record<string, ErrorsOf & { readonly endpoints: Readonly<Record<string, ErrorsOf>> }>>
+}
+
+/** The `_tag` literals of every tagged struct or class a schema can produce. */
+const collectTags = (ast: SchemaAST.AST, into: Set<string>): void => {
+  switch (ast._tag) {
+    case "Union":
+      for (const member of ast.types) collectTags(member, into)
+      return
+    case "Transformation":
+      collectTags(ast.from, into)
+      collectTags(ast.to, into)
+      return
+    case "Refinement":
+      collectTags(ast.from, into)
+      return
+    case "Declaration":
+      for (const parameter of ast.typeParameters) collectTags(parameter, into)
+      return
+    case "TypeLiteral":
+      for (const property of ast.propertySignatures) {
+        if (property.name === "_tag" && property.type._tag === "Literal" && typeof property.type.literal === "string") {
+          into.add(property.type.literal)
+        }
+      }
+      return
+    default:
+      return
+  }
+}
+
+/** Every error tag an API declares: on itself, its groups, their endpoints, and their middlewares. */
+export const apiErrorTags = (api: ApiErrorsSource): ReadonlySet<string> => {
+  const tags = new Set<string>()
+  const add = (level: ErrorsOf) => {
+    collectTags(level.errorSchema.ast, tags)
+    for (const middleware of level.middlewares) collectTags(middleware.failure.ast, tags)
+  }
+  add(api)
+  for (const group of Object.values(api.groups)) {
+    add(group)
+    for (const endpoint of Object.values(group.endpoints)) add(endpoint)
+  }
+  return tags
+}
+
+// ---------------------------------------------------------------------------
+// Failures to answers
+// ---------------------------------------------------------------------------
 
 const isBodyDecodeDefect = (defect: unknown) =>
   HttpServerError.isServerError(defect) && defect._tag === "RequestError" && defect.reason === "Decode"
 
-const fromDefect = (cause: Cause.Cause<unknown>) =>
-  Effect.gen(function*() {
-    const defect = Cause.squash(cause)
-    if (isBodyDecodeDefect(defect)) return jsonError(400, "invalid JSON body")
-    if (defect instanceof SqlError && isUnstorableText(defect.cause)) return jsonError(400, UNSTORABLE_TEXT)
-    if (defect instanceof SqlError) {
-      yield* Effect.logError("database unavailable", cause)
-      return jsonError(503, "service unavailable")
-    }
-    yield* Effect.logError("unexpected defect", cause)
-    return jsonError(500, "internal error")
-  })
+const fromDefect = (cause: Cause.Cause<unknown>, defect: unknown) => {
+  if (isBodyDecodeDefect(defect)) return Effect.succeed(jsonError(400, "invalid JSON body"))
+  if (defect instanceof SqlError && isUnstorableText(defect.cause)) return Effect.succeed(jsonError(400, UNSTORABLE_TEXT))
+  if (defect instanceof SqlError) {
+    return Effect.as(Effect.logError("database unavailable", cause), jsonError(503, "service unavailable"))
+  }
+  return Effect.as(Effect.logError("unexpected defect", cause), jsonError(500, "internal error"))
+}
 
-export const edgeMiddleware = (app: HttpApp.Default): HttpApp.Default => {
+/**
+ * An interruption handed on as it came (the server's own handling of an interrupted request, at
+ * shutdown too, depends on it). It carries no failure, so it is rebuilt as a cause of none.
+ */
+const interruptionOf = (cause: Cause.Cause<unknown>): Cause.Cause<never> =>
+  Array.from(Cause.interruptors(cause), (id) => Cause.interrupt(id)).reduce<Cause.Cause<never>>(Cause.sequential, Cause.empty)
+
+const hasTag = (failure: unknown, tags: ReadonlySet<string>) =>
+  typeof failure === "object" && failure !== null && "_tag" in failure && typeof failure._tag === "string" &&
+  tags.has(failure._tag)
+
+/**
+ * The answer to a failed request. A declared API error is handed on as a defect carrying the same
+ * value: HttpApi's encoder squashes the cause either way and answers with the error's own status.
+ */
+const answerFailure = (apiErrors: ReadonlySet<string>) =>
+(cause: Cause.Cause<unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.failCause(interruptionOf(cause))
+  const failure = Cause.failureOption(cause)
+  if (Option.isNone(failure)) return fromDefect(cause, Cause.squash(cause))
+  const error = failure.value
+  if (error instanceof HttpApiError.HttpApiDecodeError) return Effect.succeed(jsonError(400, decodeErrorMessage(error)))
+  if (HttpServerError.isServerError(error) && error._tag === "RouteNotFound") return Effect.succeed(jsonError(404, "not found"))
+  return hasTag(error, apiErrors) ? Effect.die(error) : fromDefect(cause, error)
+}
+
+/**
+ * The routed app behind the request-target check and the CSRF guard (src/platform/Csrf.ts), every
+ * failure answered. Built once per app: a request runs it, it allocates nothing of its own.
+ */
+export const guardedApp = (app: HttpApp.Default, apiErrors: ReadonlySet<string>): HttpApp.Default => {
   // Typed as never-failing, the routed app does fail at run time: decode errors, unknown routes, API errors.
   const routed: HttpApp.Default<unknown> = app
-  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    {
+  return Effect.catchAllCause(
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       // A NUL character (or a malformed escape) in the path or query is bad input, whatever the parameter.
       if (!storableTarget(request.url)) return Effect.succeed(jsonError(400, UNSTORABLE_TEXT))
-      // The CSRF guard of the cookie surface (src/platform/Csrf.ts).
       const refusal = csrfRefusal(request)
       return refusal === null ? routed : Effect.succeed(jsonError(refusal.status, refusal.error))
-    }).pipe(
-    Effect.catchIf(
-      (error): error is HttpApiError.HttpApiDecodeError => error instanceof HttpApiError.HttpApiDecodeError,
-      (error) => Effect.succeed(jsonError(400, decodeErrorMessage(error)))
-    ),
-    Effect.catchIf(
-      (error): error is HttpServerError.RouteNotFound =>
-        HttpServerError.isServerError(error) && error._tag === "RouteNotFound",
-      () => Effect.succeed(jsonError(404, "not found"))
-    ),
-    Effect.catchAllCause((cause) =>
-      Cause.isInterruptedOnly(cause)
-        ? Effect.failCause(cause as Cause.Cause<never>)
-        : Option.match(Cause.failureOption(cause), {
-          // A typed failure: HttpApi's own error encoder turns it into its status and body.
-          // (The cause is handed on as is; HttpApi catches every cause, so nothing escapes typed as never.)
-          onSome: (failure) => isApiError(failure) ? Effect.failCause(cause as Cause.Cause<never>) : fromDefect(Cause.die(failure)),
-          onNone: () => fromDefect(cause)
-        })
-    )
+    }),
+    answerFailure(apiErrors)
   )
 }

@@ -62,8 +62,6 @@ export const NotImplementedError = wire(NotImplemented, errorFields, 501, "This 
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", errorFields) {}
 export const ServiceUnavailableError = wire(ServiceUnavailable, errorFields, 503, "A dependency is unavailable")
 
-export const notImplemented = new NotImplemented({ error: "not implemented" })
-
 /** Shorthands used by services: the message is the whole contract. */
 export const badRequest = (error: string) => new BadRequest({ error })
 export const notFound = (error: string) => new NotFound({ error })

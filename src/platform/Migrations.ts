@@ -10,10 +10,11 @@ export const migrationsDir = fileURLToPath(new URL("../../migrations", import.me
 const loader: Migrator.Loader = Effect.try({
   try: () =>
     readdirSync(migrationsDir)
-      .map((file) => /^(\d+)_(.+)\.sql$/.exec(file))
-      .filter((match): match is RegExpExecArray => match !== null)
-      .map((match): Migrator.ResolvedMigration => {
-        const [file, id, name] = match as unknown as [string, string, string]
+      .flatMap((file) => {
+        const match = /^(\d+)_(.+)\.sql$/.exec(file)
+        return match === null ? [] : [{ file, id: match[1]!, name: match[2]! }]
+      })
+      .map(({ file, id, name }): Migrator.ResolvedMigration => {
         const text = readFileSync(`${migrationsDir}/${file}`, "utf8")
         return [Number(id), name, Effect.succeed(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text).raw))]
       })

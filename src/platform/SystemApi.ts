@@ -10,4 +10,5 @@ export class SystemGroup extends HttpApiGroup.make("system", { topLevel: true })
       .addError(ServiceUnavailableError)
   )
   .add(HttpApiEndpoint.get("openapi", "/api/public/v1/openapi.json").addSuccess(Schema.Unknown))
+  .add(HttpApiEndpoint.get("dashboardOpenapi", "/api/v1/openapi.json").addSuccess(Schema.Unknown))
 {}

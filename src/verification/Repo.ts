@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { firstRow, rows, singleRow } from "../platform/Rows.js"
 
 /**
  * Storage of verification (docs/verification.md): the range snapshots saved by `cli ranges update`
@@ -11,13 +12,18 @@ import type { Verdict } from "./Verdict.js"
 export { isVerdict, type Verdict, VERDICTS } from "./Verdict.js"
 
 /** A stored hit still waiting for its reverse-DNS check. */
-export interface PendingHit {
-  readonly brandId: number
-  readonly key: string
-  readonly bot: string
-  readonly clientIp: string
-  readonly ts: Date
-}
+export const PendingHit = Schema.Struct({
+  brandId: Schema.Number,
+  key: Schema.String,
+  bot: Schema.String,
+  clientIp: Schema.String,
+  ts: Schema.DateFromSelf
+})
+export type PendingHit = typeof PendingHit.Type
+
+const SnapshotRow = Schema.Struct({ id: Schema.Number, json: Schema.String })
+const IdRow = Schema.Struct({ id: Schema.Number })
+const SettledRow = Schema.Struct({ changed: Schema.Number, brands: Schema.NullOr(Schema.Array(Schema.Number)) })
 
 export interface VerdictUpdate {
   readonly brandId: number
@@ -47,23 +53,25 @@ export const VerificationRepoLive = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return {
-      latestSnapshot: sql<{ id: number; json: string }>`
+      latestSnapshot: sql`
         select id::int as id, snapshot as json from verification_snapshots order by id desc limit 1`.pipe(
-        Effect.map((rows) => rows[0] ?? null),
+        firstRow(SnapshotRow),
+        Effect.map(Option.getOrNull),
         Effect.orDie
       ),
       saveSnapshot: (json) =>
-        sql<{ id: number }>`insert into verification_snapshots (snapshot) values (${json}) returning id::int as id`.pipe(
-          Effect.map((rows) => rows[0]!.id),
+        sql`insert into verification_snapshots (snapshot) values (${json}) returning id::int as id`.pipe(
+          singleRow(IdRow),
+          Effect.map((row) => row.id),
           Effect.orDie
         ),
       pending: (limit) =>
-        sql<PendingHit>`
+        sql`
           select brand_id::int as "brandId", record_key as key, bot, client_ip as "clientIp", ts
-          from crawler_hits where verify_pending order by ts limit ${limit}`.pipe(Effect.orDie),
+          from crawler_hits where verify_pending order by ts limit ${limit}`.pipe(rows(PendingHit), Effect.orDie),
       settle: (updates) =>
         updates.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* sql<{ changed: number; brands: ReadonlyArray<number> | null }>`
+          const settled = yield* sql`
             with v as (
               select * from unnest(${updates.map((u) => u.brandId)}::int[], ${updates.map((u) => u.key)}::text[],
                                    ${updates.map((u) => u.verdict)}::text[]) as v(brand_id, record_key, verdict)
@@ -99,14 +107,14 @@ export const VerificationRepoLive = Layer.effect(
               on conflict on constraint crawler_daily_verdict_key do update set hits = crawler_daily.hits + excluded.hits
             )
             select (select count(*) from upd where verification <> 'unverified')::int as changed,
-                   (select array_agg(distinct brand_id) from moved) as brands`
-          const brands = rows[0]?.brands ?? []
+                   (select array_agg(distinct brand_id)::int[] from moved) as brands`.pipe(singleRow(SettledRow))
+          const brands = settled.brands ?? []
           if (brands.length > 0) {
             // Rows emptied by the move: a read never lists a path or bot with no hits.
             yield* sql`delete from crawler_rollup where brand_id = any(${brands}::int[]) and verification = 'unverified' and hits = 0`
             yield* sql`delete from crawler_daily where brand_id = any(${brands}::int[]) and verification = 'unverified' and hits = 0`
           }
-          return rows[0]?.changed ?? 0
+          return settled.changed
         })).pipe(Effect.orDie)
     }
   })

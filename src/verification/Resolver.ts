@@ -1,11 +1,11 @@
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { promises as dns } from "node:dns"
 
 /**
  * DNS for the reverse-DNS check of verified agents (docs/verification.md): PTR names of an address,
  * and the addresses of a name. Tests use a fake (a table and an optional delay).
  */
-export class ResolveError extends Data.TaggedError("ResolveError")<{ readonly reason: "not_found" | "failed" }> {}
+export class ResolveError extends Schema.TaggedError<ResolveError>()("ResolveError", { reason: Schema.Literal("not_found", "failed") }) {}
 
 export interface ResolverShape {
   readonly reverse: (ip: string) => Effect.Effect<ReadonlyArray<string>, ResolveError>

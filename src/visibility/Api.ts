@@ -3,24 +3,18 @@ import { Schema } from "effect"
 import { BearerAuth } from "../accounts/Api.js"
 import { MonitoredPrompt, SlugPath } from "../brands/Api.js"
 import { BadRequestError, NotFoundError, UnauthorizedError } from "../platform/HttpErrors.js"
-import { DateOnly, DateTime, Language, RangeParam, Region, Slug } from "../platform/Schemas.js"
+import { Count, DateOnly, DateTime, Language, Num, RangeEcho, RangeParam, Region, Slug, Str } from "../platform/Schemas.js"
 import { CitationsDescriptions, IndustryDescriptions, VisibilityDescriptions } from "./ApiDescriptions.js"
 
 /**
- * Read endpoints over answer observations (spec 2.2-2.10, 2.14; metrics.md section 2).
- * Every figure is defined in metrics.md; the descriptions below repeat the definition so the
+ * Read endpoints over answer observations (docs/visibility.md).
+ * Every figure is defined in docs/visibility.md; the descriptions below repeat the definition so the
  * OpenAPI document explains each field on its own.
  */
 
 // ---------------------------------------------------------------------------
 // Shared pieces
 // ---------------------------------------------------------------------------
-
-const Count = (description: string) => Schema.Int.annotations({ description })
-const Num = (description: string) => Schema.Number.annotations({ description })
-const Str = (description: string) => Schema.String.annotations({ description })
-
-const RangeEcho = Str("The time window used: 7d, 30d or 90d")
 
 /** A 95% interval `[low, high]` (docs/visibility.md, "Intervals"); null when its sample is too small. */
 const Ci95 = (description: string) =>
@@ -32,7 +26,7 @@ const Significant = Schema.Boolean.annotations({
 /** Query string with only `range` (default 30d). */
 export const RangeUrlParams = Schema.Struct({ range: RangeParam })
 
-/** metrics.md: `{avg_rank, top1_share, top3_share, mentions}` of a set of the brand's mentions. */
+/** docs/visibility.md: `{avg_rank, top1_share, top3_share, mentions}` of a set of the brand's mentions. */
 export const RankStats = Schema.Struct({
   avg_rank: Num("Mean rank of the brand's mentions (1 = named first); 0 when there are no mentions"),
   top1_share: Num("Share (0..1) of the brand's mentions at rank 1; 0 when there are no mentions"),
@@ -40,14 +34,14 @@ export const RankStats = Schema.Struct({
   mentions: Count("Observations that mention the brand")
 }).annotations({ identifier: "RankStats", description: "Rank statistics of the brand's mentions" })
 
-/** Citation domains bucket (decisions.md). */
+/** Citation domains bucket (docs/decisions.md). */
 export const CitationBucket = Schema.Literal("owned", "competitor", "ugc", "reference", "earned").annotations({
   description:
     "owned: the brand's domain or a subdomain; competitor: a tracked competitor's domain; " +
     "ugc: forums, social and video sites; reference: encyclopedias and dictionaries; earned: every other domain"
 })
 
-/** Spec 2.8 domain entry; also the competitor-citations entry (metrics.md). */
+/** A cited domain of /citations; also the competitor-citations entry. */
 export const CitationDomain = Schema.Struct({
   domain: Str("Host of the cited URLs, without www."),
   citations: Count("Citation URLs on this domain in the population"),
@@ -61,7 +55,7 @@ const SentimentShares = Schema.Struct({
   neg: Num("Share (0..1) of the entity's mentions labelled negative")
 }).annotations({ description: "Shares of the entity's mentions by sentiment label; 0 each when it has no mentions" })
 
-/** One row of a share-of-voice ranking (spec 2.7; also /industry/ranking). */
+/** One row of a share-of-voice ranking (/industry/metrics; also /industry/ranking). */
 export const IndustryRankingRow = Schema.Struct({
   name: Str("Entity name: the brand or a tracked competitor"),
   mentions: Count("Observations mentioning the entity"),
@@ -80,7 +74,7 @@ export const IndustryRankingRow = Schema.Struct({
 }).annotations({ identifier: "IndustryRankingRow" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.2 snapshots
+// docs/visibility.md snapshots
 // ---------------------------------------------------------------------------
 
 export const SnapshotsUrlParams = RangeUrlParams
@@ -125,7 +119,7 @@ export const SnapshotsResponse = Schema.Struct({
 }).annotations({ identifier: "SnapshotsResponse" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.3 mentions
+// docs/visibility.md mentions
 // ---------------------------------------------------------------------------
 
 export const MENTION_SENTIMENT_FILTERS = ["", "pos", "neu", "neg"] as const
@@ -173,7 +167,7 @@ export const MentionsResponse = Schema.Struct({
 }).annotations({ identifier: "MentionsResponse" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.4 monitored prompts
+// docs/visibility.md monitored prompts
 // ---------------------------------------------------------------------------
 
 export const PromptsResponse = Schema.Struct({
@@ -184,7 +178,7 @@ export const PromptsResponse = Schema.Struct({
 }).annotations({ identifier: "PromptsResponse" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.6 portfolio
+// docs/visibility.md portfolio
 // ---------------------------------------------------------------------------
 
 export const PortfolioUrlParams = RangeUrlParams
@@ -207,7 +201,7 @@ export const PortfolioResponse = Schema.Struct({
 }).annotations({ identifier: "PortfolioResponse" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.8 citations, 2.5 fan-outs
+// docs/visibility.md citations, 2.5 fan-outs
 // ---------------------------------------------------------------------------
 
 export const CitationsUrlParams = RangeUrlParams
@@ -248,7 +242,7 @@ export const FanoutsResponse = Schema.Struct({
 }).annotations({ identifier: "FanoutsResponse" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.9 engine performance
+// docs/visibility.md engine performance
 // ---------------------------------------------------------------------------
 
 export const ModelUrlParams = Schema.Struct({
@@ -274,7 +268,7 @@ export const ModelResponse = Schema.Struct({
 }).annotations({ identifier: "ModelResponse" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.10 topics
+// docs/visibility.md topics
 // ---------------------------------------------------------------------------
 
 export const TopicTheme = Schema.Struct({
@@ -293,7 +287,7 @@ export const TopicsResponse = Schema.Struct({
 }).annotations({ identifier: "TopicsResponse" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.7 industry metrics
+// docs/visibility.md industry metrics
 // ---------------------------------------------------------------------------
 
 export const IndustryMetricsUrlParams = Schema.Struct({
@@ -364,7 +358,7 @@ export const IndustryMetricsResponse = Schema.Struct({
 }).annotations({ identifier: "IndustryMetricsResponse" })
 
 // ---------------------------------------------------------------------------
-// Spec 2.14 (metrics.md): competitor citations and prompts, gap, topic ranking
+// Competitor citations and prompts, gap, topic ranking
 // ---------------------------------------------------------------------------
 
 export const CompetitorNamePath = Schema.Struct({

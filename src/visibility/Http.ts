@@ -3,7 +3,6 @@ import { Effect } from "effect"
 import { CurrentAccount } from "../accounts/Api.js"
 import { ServerApi } from "../api.js"
 import { encodedJson } from "../platform/FastJson.js"
-import { rangeOrDefault } from "../platform/Schemas.js"
 import {
   CitationsResponse,
   CompetitorCitationsResponse,
@@ -27,12 +26,12 @@ import { Visibility } from "./Visibility.js"
  */
 const account = Effect.map(CurrentAccount, ({ accountId }) => accountId)
 
-export const VisibilityLive = HttpApiBuilder.group(ServerApi, "visibility", (handlers) =>
+export const VisibilityHttpLive = HttpApiBuilder.group(ServerApi, "visibility", (handlers) =>
   Effect.gen(function*() {
     const visibility = yield* Visibility
     return handlers
       .handle("snapshots", ({ path, urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.snapshots(id, path.slug, rangeOrDefault(urlParams.range))).pipe(
+        Effect.flatMap(account, (id) => visibility.snapshots(id, path.slug, urlParams.range)).pipe(
           Effect.map((body) => encodedJson(SnapshotsResponse, body))
         ))
       .handle("mentions", ({ path, urlParams }) =>
@@ -44,54 +43,54 @@ export const VisibilityLive = HttpApiBuilder.group(ServerApi, "visibility", (han
           Effect.map((body) => encodedJson(PromptsResponse, body))
         ))
       .handle("portfolio", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.portfolio(id, rangeOrDefault(urlParams.range))).pipe(
+        Effect.flatMap(account, (id) => visibility.portfolio(id, urlParams.range)).pipe(
           Effect.map((body) => encodedJson(PortfolioResponse, body))
         ))
       .handle("model", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.model(id, rangeOrDefault(urlParams.range), urlParams.brand)).pipe(
+        Effect.flatMap(account, (id) => visibility.model(id, urlParams.range, urlParams.brand)).pipe(
           Effect.map((body) => encodedJson(ModelResponse, body))
         ))
       .handle("topics", () =>
         Effect.flatMap(account, (id) => visibility.topics(id)).pipe(Effect.map((body) => encodedJson(TopicsResponse, body))))
   }))
 
-export const CitationsLive = HttpApiBuilder.group(ServerApi, "citations", (handlers) =>
+export const CitationsHttpLive = HttpApiBuilder.group(ServerApi, "citations", (handlers) =>
   Effect.gen(function*() {
     const visibility = yield* Visibility
     return handlers
       .handle("citations", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.citations(id, rangeOrDefault(urlParams.range))).pipe(
+        Effect.flatMap(account, (id) => visibility.citations(id, urlParams.range)).pipe(
           Effect.map((body) => encodedJson(CitationsResponse, body))
         ))
       .handle("fanouts", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.fanouts(id, rangeOrDefault(urlParams.range))).pipe(
+        Effect.flatMap(account, (id) => visibility.fanouts(id, urlParams.range)).pipe(
           Effect.map((body) => encodedJson(FanoutsResponse, body))
         ))
   }))
 
-export const IndustryLive = HttpApiBuilder.group(ServerApi, "industry", (handlers) =>
+export const IndustryHttpLive = HttpApiBuilder.group(ServerApi, "industry", (handlers) =>
   Effect.gen(function*() {
     const visibility = yield* Visibility
     return handlers
       .handle("metrics", ({ urlParams }) =>
         Effect.flatMap(account, (id) =>
-          visibility.industryMetrics(id, { ...urlParams, range: rangeOrDefault(urlParams.range) })).pipe(
+          visibility.industryMetrics(id, urlParams)).pipe(
           Effect.map((body) => encodedJson(IndustryMetricsResponse, body))
         ))
       .handle("competitorCitations", ({ path, urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.competitorCitations(id, path.name, rangeOrDefault(urlParams.range))).pipe(
+        Effect.flatMap(account, (id) => visibility.competitorCitations(id, path.name, urlParams.range)).pipe(
           Effect.map((body) => encodedJson(CompetitorCitationsResponse, body))
         ))
       .handle("competitorPrompts", ({ path, urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.competitorPrompts(id, path.name, rangeOrDefault(urlParams.range))).pipe(
+        Effect.flatMap(account, (id) => visibility.competitorPrompts(id, path.name, urlParams.range)).pipe(
           Effect.map((body) => encodedJson(CompetitorPromptsResponse, body))
         ))
       .handle("gap", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.gap(id, rangeOrDefault(urlParams.range), urlParams.region)).pipe(
+        Effect.flatMap(account, (id) => visibility.gap(id, urlParams.range, urlParams.region)).pipe(
           Effect.map((body) => encodedJson(GapResponse, body))
         ))
       .handle("ranking", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.ranking(id, rangeOrDefault(urlParams.range), urlParams.topic)).pipe(
+        Effect.flatMap(account, (id) => visibility.ranking(id, urlParams.range, urlParams.topic)).pipe(
           Effect.map((body) => encodedJson(IndustryRankingResponse, body))
         ))
   }))

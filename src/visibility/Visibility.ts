@@ -1,8 +1,9 @@
 import { Config, Context, Effect, Layer, Option } from "effect"
-import { BrandsRepo, type BrandRow } from "../brands/Repo.js"
+import { Brands, type BrandRow, type CompetitorRow } from "../brands/Brands.js"
 import { notFound, type NotFound } from "../platform/HttpErrors.js"
-import { ENGINE_SLUGS, type Range, rangeDays } from "../platform/Schemas.js"
+import { ENGINE_SLUGS, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
 import { newcombe, roundInterval, scoreInterval, type ShareSums, shareDelta, shareInterval, shareOfVoice, wilson } from "../platform/Statistics.js"
+import { periodOf } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import type {
   CitationsResponse,
@@ -21,12 +22,19 @@ import type {
   SnapshotsResponse,
   TopicsResponse
 } from "./Api.js"
-import { type EntityRow, ObservationsRepo } from "./ObservationsRepo.js"
 import { resolveLocale } from "./Regions.js"
-import { type EntityPeriodTotals, type Period, type PopulationTotals, type Scope, VisibilityRepo } from "./VisibilityRepo.js"
+import {
+  type CitationChange,
+  type EntityPeriodTotals,
+  type MentionCounts,
+  type Period,
+  type PopulationTotals,
+  type Scope,
+  VisibilityRepo
+} from "./Repo.js"
 
 /**
- * The visibility reads of spec 2.2-2.10 and 2.14 (issue 7): every figure as metrics.md section 2
+ * The visibility reads: every figure as docs/visibility.md
  * defines it, summed by VisibilityRepo in SQL, turned into ratios and wire shapes here. Responses
  * are built in their JSON (Encoded) form: handlers send them as they are (FastJson.encodedJson).
  * Days are UTC; a range of N days ends today and the previous period is the N days before it.
@@ -51,32 +59,44 @@ export const visibilityConfigTest = (overrides: Partial<VisibilityConfigShape> =
   Layer.succeed(VisibilityConfig, { ...VISIBILITY_DEFAULTS, ...overrides })
 
 export interface VisibilityShape {
-  readonly snapshots: (accountId: number, slug: string, range: Range) => Effect.Effect<Wire<typeof SnapshotsResponse>, NotFound>
+  readonly snapshots: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<Wire<typeof SnapshotsResponse>, NotFound>
   readonly mentions: (
     accountId: number,
     slug: string,
     filter: { readonly sentiment?: string | undefined; readonly region?: string | undefined; readonly language?: string | undefined }
   ) => Effect.Effect<Wire<typeof MentionsResponse>, NotFound>
   readonly prompts: (accountId: number, slug: string) => Effect.Effect<Wire<typeof PromptsResponse>, NotFound>
-  readonly portfolio: (accountId: number, range: Range) => Effect.Effect<Wire<typeof PortfolioResponse>>
-  readonly citations: (accountId: number, range: Range) => Effect.Effect<Wire<typeof CitationsResponse>>
-  readonly fanouts: (accountId: number, range: Range) => Effect.Effect<Wire<typeof FanoutsResponse>>
-  readonly model: (accountId: number, range: Range, brand: string | undefined) => Effect.Effect<Wire<typeof ModelResponse>, NotFound>
+  readonly portfolio: (accountId: number, range: Range | undefined) => Effect.Effect<Wire<typeof PortfolioResponse>>
+  readonly citations: (accountId: number, range: Range | undefined) => Effect.Effect<Wire<typeof CitationsResponse>>
+  readonly fanouts: (accountId: number, range: Range | undefined) => Effect.Effect<Wire<typeof FanoutsResponse>>
+  readonly model: (accountId: number, range: Range | undefined, brand: string | undefined) => Effect.Effect<Wire<typeof ModelResponse>, NotFound>
   readonly topics: (accountId: number) => Effect.Effect<Wire<typeof TopicsResponse>>
   readonly industryMetrics: (
     accountId: number,
     options: {
-      readonly range: Range
+      readonly range?: Range | undefined
       readonly engine?: string | undefined
       readonly brand?: string | undefined
       readonly region?: string | undefined
       readonly language?: string | undefined
     }
   ) => Effect.Effect<Wire<typeof IndustryMetricsResponse>, NotFound>
-  readonly competitorCitations: (accountId: number, name: string, range: Range) => Effect.Effect<Wire<typeof CompetitorCitationsResponse>, NotFound>
-  readonly competitorPrompts: (accountId: number, name: string, range: Range) => Effect.Effect<Wire<typeof CompetitorPromptsResponse>, NotFound>
-  readonly gap: (accountId: number, range: Range, region: string | undefined) => Effect.Effect<Wire<typeof GapResponse>>
-  readonly ranking: (accountId: number, range: Range, topic: string | undefined) => Effect.Effect<Wire<typeof IndustryRankingResponse>, NotFound>
+  readonly competitorCitations: (accountId: number, name: string, range: Range | undefined) => Effect.Effect<Wire<typeof CompetitorCitationsResponse>, NotFound>
+  readonly competitorPrompts: (accountId: number, name: string, range: Range | undefined) => Effect.Effect<Wire<typeof CompetitorPromptsResponse>, NotFound>
+  readonly gap: (accountId: number, range: Range | undefined, region: string | undefined) => Effect.Effect<Wire<typeof GapResponse>>
+  readonly ranking: (accountId: number, range: Range | undefined, topic: string | undefined) => Effect.Effect<Wire<typeof IndustryRankingResponse>, NotFound>
+  /** A brand's mentions over responses, per engine and overall, in two adjacent periods (UTC days; the alerts). */
+  readonly mentionCounts: (
+    accountId: number,
+    brandId: number,
+    periods: { readonly previousFrom: string; readonly currentFrom: string; readonly until: string }
+  ) => Effect.Effect<ReadonlyArray<MentionCounts>>
+  /** Owned domains an engine started citing in the current period or stopped citing after the previous one (the alerts). */
+  readonly citationChanges: (
+    accountId: number,
+    brandId: number,
+    periods: { readonly previousFrom: string; readonly currentFrom: string; readonly until: string }
+  ) => Effect.Effect<ReadonlyArray<CitationChange>>
 }
 
 export class Visibility extends Context.Tag("Visibility")<Visibility, VisibilityShape>() {}
@@ -84,15 +104,6 @@ export class Visibility extends Context.Tag("Visibility")<Visibility, Visibility
 // ---------------------------------------------------------------------------
 // Pure helpers (exported for unit tests)
 // ---------------------------------------------------------------------------
-
-const DAY_MS = 86_400_000
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10)
-
-/** The range ending today (UTC) and the previous period of the same length. */
-export const periodOf = (at: Date, days: number): Period => {
-  const today = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate())
-  return { to: dayOf(today), from: dayOf(today - (days - 1) * DAY_MS), prevFrom: dayOf(today - (2 * days - 1) * DAY_MS) }
-}
 
 export const ratio = (part: number, whole: number) => (whole === 0 ? 0 : part / whole)
 export const round1 = (x: number) => Math.round(x * 10) / 10 + 0
@@ -124,7 +135,7 @@ export const STOP_WORDS = new Set(
   ).split(/\s+/)
 )
 
-/** Distinct lower-cased words of 3+ letters, stop words removed (metrics.md `total_keywords`). */
+/** Distinct lower-cased words of 3+ letters, stop words removed (docs/visibility.md `total_keywords`). */
 export const keywordsOf = (texts: ReadonlyArray<string>): Set<string> => {
   const words = new Set<string>()
   for (const text of texts) {
@@ -166,10 +177,10 @@ const shareSums = (n: number, sumA: number, sumM: number, sumAM: number, sumM2: 
 /** A Wilson interval of k/n rounded to 4 decimals (rates on 0..1); null when n = 0. */
 const rateCi = (k: number, n: number) => roundInterval(wilson(k, n))
 
-/** Share-of-voice rows (metrics.md industry `ranking[]`); empty when the range has no observations. */
+/** Share-of-voice rows (docs/visibility.md industry `ranking[]`); empty when the range has no observations. */
 const rankingRows = (
   brand: BrandRow,
-  competitors: ReadonlyArray<EntityRow>,
+  competitors: ReadonlyArray<CompetitorRow>,
   entities: ReadonlyArray<EntityPeriodTotals>,
   population: PopulationTotals
 ): Array<Wire<typeof IndustryRankingRow>> => {
@@ -220,21 +231,16 @@ export const VisibilityLive = Layer.effect(
   Visibility,
   Effect.gen(function*() {
     const repo = yield* VisibilityRepo
-    const brandsRepo = yield* BrandsRepo
-    const observations = yield* ObservationsRepo
+    const brands = yield* Brands
     const config = yield* VisibilityConfig
 
-    const brandBySlug = (accountId: number, slug: string) =>
-      Effect.flatMap(
-        brandsRepo.get(accountId, slug),
-        Option.match({ onNone: () => Effect.fail(BRAND_NOT_FOUND), onSome: Effect.succeed })
-      )
+    const brandBySlug = brands.row
     /** The account's brands, oldest first (the primary brand is the first, the newest the last). */
-    const brandsOf = (accountId: number) => Effect.map(brandsRepo.list(accountId), (list) => list.brands)
+    const brandsOf = brands.rows
     const primaryBrand = (accountId: number) => Effect.map(brandsOf(accountId), (brands) => Option.fromNullable(brands[0]))
 
     const competitorNamed = (accountId: number, brand: BrandRow, name: string) =>
-      Effect.flatMap(observations.competitors(accountId, brand.id), (competitors) => {
+      Effect.flatMap(brands.competitors(accountId, brand.id), (competitors) => {
         const wanted = name.toLowerCase()
         const found = competitors.find((c) => c.name.toLowerCase() === wanted)
         return found === undefined ? Effect.fail(COMPETITOR_NOT_FOUND) : Effect.succeed(found)
@@ -245,14 +251,15 @@ export const VisibilityLive = Layer.effect(
           ? Effect.fail(COMPETITOR_NOT_FOUND)
           : Effect.map(competitorNamed(accountId, brand.value, name), (competitor) => ({ brand: brand.value, competitor })))
 
-    const snapshots: VisibilityShape["snapshots"] = (accountId, slug, range) =>
+    const snapshots: VisibilityShape["snapshots"] = (accountId, slug, rangeParam) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const brand = yield* brandBySlug(accountId, slug)
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const [totals, entities, competitors] = yield* Effect.all([
           repo.dayEngineTotals(accountId, brand.id, from, to),
           repo.dayEntityTotals(accountId, brand.id, from, to),
-          observations.competitors(accountId, brand.id)
+          brands.competitors(accountId, brand.id)
         ], { concurrency: "unbounded" })
         const names = new Map(competitors.map((c) => [c.id, c.name]))
         type Day = { -readonly [K in keyof Wire<typeof SnapshotsResponse>["snapshots"][number]]: Wire<typeof SnapshotsResponse>["snapshots"][number][K] }
@@ -389,8 +396,9 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const portfolio: VisibilityShape["portfolio"] = (accountId, range) =>
+    const portfolio: VisibilityShape["portfolio"] = (accountId, rangeParam) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const at = yield* now
         const { from, to } = periodOf(at, rangeDays(range))
         const week = periodOf(at, 7)
@@ -430,8 +438,9 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const citations: VisibilityShape["citations"] = (accountId, range) =>
+    const citations: VisibilityShape["citations"] = (accountId, rangeParam) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const rows = yield* repo.workspaceDomains(accountId, from, to)
         const total = rows.reduce((sum, row) => sum + row.citations, 0)
@@ -447,8 +456,9 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const fanouts: VisibilityShape["fanouts"] = (accountId, range) =>
+    const fanouts: VisibilityShape["fanouts"] = (accountId, rangeParam) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const days = rangeDays(range)
         const { from, to } = periodOf(yield* now, days)
         const cap = config.fanoutGroupCap
@@ -485,8 +495,9 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const model: VisibilityShape["model"] = (accountId, range, brandSlug) =>
+    const model: VisibilityShape["model"] = (accountId, rangeParam, brandSlug) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const brand = brandSlug === undefined || brandSlug === ""
           ? Option.fromNullable((yield* brandsOf(accountId)).at(-1))
           : Option.some(yield* brandBySlug(accountId, brandSlug))
@@ -519,6 +530,7 @@ export const VisibilityLive = Layer.effect(
 
     const industryMetrics: VisibilityShape["industryMetrics"] = (accountId, options) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(options.range)
         const brand = options.brand === undefined || options.brand === ""
           ? yield* Effect.flatMap(primaryBrand(accountId), Option.match({ onNone: () => Effect.fail(BRAND_NOT_FOUND), onSome: Effect.succeed }))
           : yield* brandBySlug(accountId, options.brand)
@@ -526,12 +538,12 @@ export const VisibilityLive = Layer.effect(
         const engine = options.engine === undefined || options.engine === "" ? null : options.engine
         const scope: Scope = { region: locale.region, language: locale.language, engine }
         const at = yield* now
-        const period = periodOf(at, rangeDays(options.range))
+        const period = periodOf(at, rangeDays(range))
         const [totals, series, last, competitors] = yield* Effect.all([
           repo.entityTotals(accountId, brand.id, period, scope),
           repo.series(accountId, brand.id, period.from, period.to, scope),
           repo.lastObserved(accountId, brand.id, period.from, period.to, scope),
-          observations.competitors(accountId, brand.id)
+          brands.competitors(accountId, brand.id)
         ], { concurrency: "unbounded" })
         const ranking = rankingRows(brand, competitors, totals.entities, totals.population)
         const own = totals.entities.find((e) => e.entityId === 0)
@@ -552,7 +564,7 @@ export const VisibilityLive = Layer.effect(
         return {
           brand_slug: brand.slug,
           brand_name: brand.name,
-          range: options.range,
+          range,
           from: period.from,
           to: period.to,
           engine: engine ?? "all",
@@ -587,8 +599,9 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const competitorCitations: VisibilityShape["competitorCitations"] = (accountId, name, range) =>
+    const competitorCitations: VisibilityShape["competitorCitations"] = (accountId, name, rangeParam) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const { brand, competitor } = yield* primaryCompetitor(accountId, name)
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const rows = yield* repo.competitorDomains(accountId, brand.id, competitor.id, from, to)
@@ -606,8 +619,9 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const competitorPrompts: VisibilityShape["competitorPrompts"] = (accountId, name, range) =>
+    const competitorPrompts: VisibilityShape["competitorPrompts"] = (accountId, name, rangeParam) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const { brand, competitor } = yield* primaryCompetitor(accountId, name)
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const rows = yield* repo.competitorPrompts(accountId, brand.id, competitor.id, from, to)
@@ -623,8 +637,9 @@ export const VisibilityLive = Layer.effect(
         return { competitor: competitor.name, range, prompts, count: prompts.length }
       })
 
-    const gap: VisibilityShape["gap"] = (accountId, range, regionParam) =>
+    const gap: VisibilityShape["gap"] = (accountId, rangeParam, regionParam) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const region = regionParam === undefined || regionParam === "" ? null : regionParam.toUpperCase()
         const brand = yield* primaryBrand(accountId)
         const empty = { range, region: region ?? "all", domains: [], count: 0 }
@@ -632,7 +647,7 @@ export const VisibilityLive = Layer.effect(
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const [rows, competitors] = yield* Effect.all([
           repo.gap(accountId, brand.value.id, from, to, region),
-          observations.competitors(accountId, brand.value.id)
+          brands.competitors(accountId, brand.value.id)
         ], { concurrency: "unbounded" })
         const names = new Map(competitors.map((c) => [c.id, c.name]))
         const domains = rows
@@ -646,8 +661,9 @@ export const VisibilityLive = Layer.effect(
         return { ...empty, domains, count: domains.length }
       })
 
-    const ranking: VisibilityShape["ranking"] = (accountId, range, topicParam) =>
+    const ranking: VisibilityShape["ranking"] = (accountId, rangeParam, topicParam) =>
       Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
         const topic = topicParam === undefined || topicParam === "" ? null : topicParam
         const brand = yield* Effect.flatMap(
           primaryBrand(accountId),
@@ -658,7 +674,7 @@ export const VisibilityLive = Layer.effect(
           topic === null
             ? repo.entityTotals(accountId, brand.id, period, ALL)
             : repo.topicEntityTotals(accountId, brand.id, period, topic),
-          observations.competitors(accountId, brand.id)
+          brands.competitors(accountId, brand.id)
         ], { concurrency: "unbounded" })
         const rows = rankingRows(brand, competitors, totals.entities, totals.population)
         return {
@@ -685,7 +701,11 @@ export const VisibilityLive = Layer.effect(
       competitorCitations,
       competitorPrompts,
       gap,
-      ranking
+      ranking,
+      mentionCounts: (accountId, brandId, { currentFrom, previousFrom, until }) =>
+        repo.mentionCounts(accountId, brandId, previousFrom, currentFrom, until),
+      citationChanges: (accountId, brandId, { currentFrom, previousFrom, until }) =>
+        repo.citationChanges(accountId, brandId, previousFrom, currentFrom, until)
     }
   })
 )

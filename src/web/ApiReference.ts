@@ -1,4 +1,4 @@
-import { publicOpenApi } from "../platform/SystemHttp.js"
+import { publicOpenApi } from "../api.js"
 
 /**
  * The API reference page (/api/public/v1/docs): rendered on the server from the same OpenAPI

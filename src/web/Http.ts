@@ -1,13 +1,12 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { apiReferenceHtml, REFERENCE_CSS } from "./ApiReference.js"
 import { CONTENT_SECURITY_POLICY, INDEX_HTML, webAssets } from "./Assets.js"
-import { TwinsLive } from "./Twins.js"
 
 /**
  * The web application and the API reference, served by the same server as the APIs:
  * GET / (the page), /assets/* (its script and styles), /api/public/v1/docs (the reference),
- * plus the cookie-authenticated read twins the pages call (Twins.ts).
+ * (the cookie-authenticated read twins the pages call are endpoints of the dashboard API: Twins.ts).
  */
 
 const SECURITY_HEADERS = {
@@ -41,4 +40,4 @@ export const WebAppLive = HttpApiBuilder.Router.use((router) =>
   })
 )
 
-export const WebLive = Layer.mergeAll(WebAppLive, TwinsLive)
+export const WebLive = WebAppLive

@@ -1,6 +1,7 @@
 import { HttpApi, HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp, HttpRouter } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
+import { ServerApi } from "../api.js"
 
 /**
  * The served application, callable in process: the dashboard twins and the MCP tools run
@@ -35,13 +36,19 @@ export const readJson = (response: HttpServerResponse.HttpServerResponse) =>
 /**
  * Built lazily at the first request: by then every group and route has been added to the
  * router the server serves (the same Router and Middleware instances, memoized by layer).
+ * It needs no group's handlers to be built (ServerApi declares no API-wide middleware), so a
+ * group may itself call the app in process (the dashboard twins) without a cycle of layers.
  */
 export const InProcessAppLive = Layer.effect(
   InProcessApp,
   Effect.gen(function*() {
-    const context = yield* Effect.context<HttpApiBuilder.Router | HttpApi.Api | HttpApiBuilder.Middleware>()
+    const context = yield* Effect.context<HttpApiBuilder.Router | HttpApiBuilder.Middleware>()
+    // What HttpApiBuilder.api(ServerApi) would hold, without requiring the groups' handlers. The
+    // platform erases the API's type the same way there: its precise group types are not assignable
+    // to the erased form the service holds (a compile-time widening of our own constant).
+    const api = HttpApi.Api.of({ api: ServerApi as unknown as Context.Tag.Service<HttpApi.Api>["api"], context })
     const app = yield* Effect.cached(
-      HttpApiBuilder.httpApp.pipe(Effect.provide(context)) as Effect.Effect<
+      HttpApiBuilder.httpApp.pipe(Effect.provide(context), Effect.provideService(HttpApi.Api, api)) as Effect.Effect<
         HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
       >
     )

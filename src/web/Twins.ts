@@ -1,18 +1,19 @@
-import { HttpApiBuilder, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import type { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { Accounts } from "../accounts/Accounts.js"
-import { SESSION_COOKIE } from "../accounts/Api.js"
+import { CurrentUser } from "../accounts/Api.js"
 import { ForwardedAccount } from "../accounts/Forwarded.js"
+import { ServerApi } from "../api.js"
 import { InProcessApp, InProcessAppLive } from "./InProcess.js"
 
 /**
  * Cookie-authenticated twins of the public read endpoints the web application draws
- * (GET /api/v1/me/brands/{slug}/...). A twin checks the session, then runs the public
- * endpoint in process with the session's account: the same handler, service code, query
- * validation, status and body as with a key, and no key ever reaches the browser.
+ * (GET /api/v1/me/brands/{slug}/... and the account-wide GET /api/v1/me/<public path>, declared in
+ * src/web/TwinsApi.ts). The session is checked by
+ * SessionAuth like every dashboard route; a twin then runs the public endpoint in process with the
+ * session's account: the same handler, service code, query validation, status and body as with a
+ * key, and no key ever reaches the browser.
  */
-
-const SLUG = /^[a-z0-9-]+$/
 
 /** Twin suffix -> the public path it answers for (slug filled in), plus parameters it sets. */
 export const TWINS: ReadonlyArray<{
@@ -31,42 +32,78 @@ export const TWINS: ReadonlyArray<{
   { twin: "model", target: (slug) => ({ path: "/model", params: { brand: slug } }) }
 ]
 
-const notSignedIn = HttpServerResponse.unsafeJson({ error: "not signed in" }, { status: 401 })
+const targetOf = (twin: string) => {
+  const entry = TWINS.find((t) => t.twin === twin)
+  if (entry === undefined) throw new Error(`no dashboard twin ${twin}`)
+  return entry.target
+}
 
-const twinHandler = (target: (typeof TWINS)[number]["target"]) =>
+export const TwinsHttpLive = HttpApiBuilder.group(ServerApi, "twins", (handlers) =>
   Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const { params } = yield* HttpRouter.RouteContext
-    const accounts = yield* Accounts
     const inProcess = yield* InProcessApp
-    const user = yield* Effect.either(accounts.authenticateSession(request.cookies[SESSION_COOKIE] ?? ""))
-    if (user._tag === "Left") return notSignedIn
-    const slug = params["slug"] ?? ""
-    if (!SLUG.test(slug)) return HttpServerResponse.unsafeJson({ error: "invalid slug: must match ^[a-z0-9-]+$" }, { status: 400 })
-    const { path, params: fixed } = target(slug)
-    const query = new URLSearchParams(request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "")
-    for (const [name, value] of Object.entries(fixed ?? {})) query.set(name, value)
-    const search = query.toString()
-    // The host the browser used travels along, so URLs in the answer (the tag snippet) point back at it.
-    const forwarded: Record<string, string> = {}
-    for (const name of ["host", "x-forwarded-host", "x-forwarded-proto"] as const) {
-      const value = request.headers[name]
-      if (value !== undefined) forwarded[name === "host" ? "x-forwarded-host" : name] = value
-    }
-    return yield* inProcess.run({
-      method: "GET",
-      url: `/api/public/v1${path}${search === "" ? "" : `?${search}`}`,
-      headers: forwarded
-    }).pipe(
-      Effect.provideService(ForwardedAccount, { accountId: user.right.accountId, keyId: `session:${user.right.userId}` })
-    )
-  })
 
-export const TwinsLive = HttpApiBuilder.Router.use((router) =>
-  Effect.gen(function*() {
-    const context = yield* Effect.context<Accounts | InProcessApp>()
-    for (const { target, twin } of TWINS) {
-      yield* router.get(`/api/v1/me/brands/:slug/${twin}`, Effect.provide(twinHandler(target), context))
+    /** Runs the public endpoint `path` (plus fixed parameters) for the session's account. */
+    const run = (
+      request: HttpServerRequest.HttpServerRequest,
+      path: string,
+      fixed: Record<string, string> | undefined
+    ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentUser> =>
+      Effect.gen(function*() {
+        const user = yield* CurrentUser
+        // The query string as sent: the public endpoint validates it with its own schemas.
+        const query = new URLSearchParams(request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "")
+        for (const [name, value] of Object.entries(fixed ?? {})) query.set(name, value)
+        const search = query.toString()
+        // The host the browser used travels along, so URLs in the answer (the tag snippet) point back at it.
+        const forwarded: Record<string, string> = {}
+        for (const name of ["host", "x-forwarded-host", "x-forwarded-proto"] as const) {
+          const value = request.headers[name]
+          if (value !== undefined) forwarded[name === "host" ? "x-forwarded-host" : name] = value
+        }
+        return yield* inProcess.run({
+          method: "GET",
+          url: `/api/public/v1${path}${search === "" ? "" : `?${search}`}`,
+          headers: forwarded
+        }).pipe(
+          Effect.provideService(ForwardedAccount, { accountId: user.accountId, keyId: `session:${user.userId}` })
+        )
+        // The router supplies the platform services the in-process run asks for, as to every handler.
+      }) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentUser>
+
+    /** A brand twin: the public path of the slug. */
+    const forward = (twin: string) => {
+      const target = targetOf(twin)
+      return ({ path: { slug }, request }: { readonly path: { readonly slug: string }; readonly request: HttpServerRequest.HttpServerRequest }) => {
+        const { path, params } = target(slug)
+        return run(request, path, params)
+      }
     }
-  })
-).pipe(Layer.provide(InProcessAppLive))
+
+    /** An account-wide twin: the same path under /api/public/v1. */
+    const forwardAccount = (publicPath: string) => ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
+      run(request, publicPath, undefined)
+
+    /** A competitor's twin: its name passed on percent-encoded, for the public endpoint to validate. */
+    const forwardCompetitor = (suffix: string) =>
+    ({ path: { name }, request }: { readonly path: { readonly name: string }; readonly request: HttpServerRequest.HttpServerRequest }) =>
+      run(request, `/industry/competitors/${encodeURIComponent(name)}/${suffix}`, undefined)
+
+    return handlers
+      .handle("agents", forward("agents"))
+      .handle("agentsPages", forward("agents/pages"))
+      .handle("searchPerformance", forward("search-performance"))
+      .handle("attribution", forward("attribution"))
+      .handle("snapshots", forward("snapshots"))
+      .handle("mentions", forward("mentions"))
+      .handle("prompts", forward("prompts"))
+      .handle("industryMetrics", forward("industry-metrics"))
+      .handle("model", forward("model"))
+      .handle("portfolio", forwardAccount("/portfolio"))
+      .handle("citations", forwardAccount("/citations"))
+      .handle("fanouts", forwardAccount("/citations/fanouts"))
+      .handle("topics", forwardAccount("/topics"))
+      .handle("industryRanking", forwardAccount("/industry/ranking"))
+      .handle("industryGap", forwardAccount("/industry/gap"))
+      .handle("competitorCitations", forwardCompetitor("citations"))
+      .handle("competitorPrompts", forwardCompetitor("prompts"))
+  })).pipe(Layer.provide(InProcessAppLive))

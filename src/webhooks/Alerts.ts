@@ -1,6 +1,8 @@
 import { Context, Duration, Effect, Layer, Queue } from "effect"
 import { newcombe, roundInterval } from "../platform/Statistics.js"
+import { addDays, isoDay } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
+import { Visibility } from "../visibility/Visibility.js"
 import { type HealthDelivery, type NewBotCandidate, type NewEvent, WebhooksRepo } from "./Repo.js"
 import { newEventId } from "./Signing.js"
 
@@ -79,8 +81,6 @@ export const makeEvent = (
   data: Record<string, unknown>
 ): NewEvent => ({ id: newEventId(), accountId, type, dedupKey: `${type}:${dedupKey}`, body: eventBody(type, at, data), createdAt: at })
 
-const DAY = 86_400_000
-const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10)
 const round4 = (value: number) => Math.round(value * 10_000) / 10_000
 
 /** A bounded set of facts this process already knows were handled: it only saves queries. */
@@ -103,6 +103,7 @@ export const AlertsLive = Layer.scoped(
   Alerts,
   Effect.gen(function*() {
     const repo = yield* WebhooksRepo
+    const visibility = yield* Visibility
     const wakeups = yield* Queue.sliding<void>(1)
     const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
     const botsSeen = knownSet(100_000)
@@ -208,11 +209,14 @@ export const AlertsLive = Layer.scoped(
     const observationsStored: AlertsShape["observationsStored"] = ({ accountId, brandId, slug }) =>
       Effect.gen(function*() {
         const at = yield* now
-        const todayMs = Date.parse(isoDay(at.getTime()))
-        const today = isoDay(todayMs)
+        const today = isoDay(at)
         const events: Array<NewEvent> = []
-        // The last 7 days (today included) against the 7 before (metrics.md section 4: Newcombe).
-        const rates = yield* repo.mentionCounts(brandId, isoDay(todayMs - 13 * DAY), isoDay(todayMs - 6 * DAY), today)
+        // The last 7 days (today included) against the 7 before (docs/visibility.md: Newcombe).
+        const rates = yield* visibility.mentionCounts(accountId, brandId, {
+          previousFrom: addDays(today, -13),
+          currentFrom: addDays(today, -6),
+          until: today
+        })
         for (const r of rates) {
           const difference = newcombe(r.currentK, r.currentN, r.previousK, r.previousN)
           if (!difference.significant || difference.delta === null) continue
@@ -226,7 +230,11 @@ export const AlertsLive = Layer.scoped(
           }))
         }
         // Cited in the last 7 days and not in the 28 before, or the reverse.
-        const changes = yield* repo.citationChanges(brandId, isoDay(todayMs - 34 * DAY), isoDay(todayMs - 6 * DAY), today)
+        const changes = yield* visibility.citationChanges(accountId, brandId, {
+          previousFrom: addDays(today, -34),
+          currentFrom: addDays(today, -6),
+          until: today
+        })
         for (const c of changes) {
           events.push(makeEvent(accountId, `citation.${c.change}`, `${brandId}:${c.domain}:${c.engine}:${c.day}`, at, {
             brand_slug: slug,

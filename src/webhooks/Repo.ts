@@ -132,23 +132,6 @@ export interface SpoofedSurge {
   readonly spoofed: number
 }
 
-export interface MentionCounts {
-  /** null: every engine together. */
-  readonly engine: string | null
-  readonly currentN: number
-  readonly currentK: number
-  readonly previousN: number
-  readonly previousK: number
-}
-
-export interface CitationChange {
-  readonly domain: string
-  readonly engine: string
-  readonly change: "gained" | "lost"
-  /** gained: the first day it cited in the last 7 days; lost: the last day it cited before them. */
-  readonly day: string
-}
-
 export interface NewBotCandidate {
   readonly bot: string
   readonly vendor: string
@@ -214,10 +197,6 @@ export interface WebhooksRepoShape {
    * received deliveries since `activeSince`.
    */
   readonly spoofedSurges: (since: Date, activeSince: Date, min: number) => Effect.Effect<ReadonlyArray<SpoofedSurge>>
-  /** Brand mentions over responses, per engine and overall, in [currentFrom, until) and [previousFrom, currentFrom) (UTC days). */
-  readonly mentionCounts: (brandId: number, previousFrom: string, currentFrom: string, until: string) => Effect.Effect<ReadonlyArray<MentionCounts>>
-  /** Owned-domain citations per (domain, engine) that started in [currentFrom, until] or stopped after [previousFrom, currentFrom). */
-  readonly citationChanges: (brandId: number, previousFrom: string, currentFrom: string, until: string) => Effect.Effect<ReadonlyArray<CitationChange>>
 }
 
 export class WebhooksRepo extends Context.Tag("WebhooksRepo")<WebhooksRepo, WebhooksRepoShape>() {}
@@ -308,10 +287,10 @@ export const WebhooksRepoLive = Layer.effect(
       recordBots: (brandId, candidates, toEvent) =>
         Effect.gen(function*() {
           const fresh = yield* sql<{ bot: string }>`
-            insert into brand_bots_seen (brand_id, bot, first_seen)
-            select ${brandId}, bot, first_seen from unnest(${candidates.map((c) => c.bot)}::text[],
+            insert into brand_bots_seen (account_id, brand_id, bot, first_seen)
+            select (select account_id from brands where id = ${brandId}), ${brandId}, bot, first_seen from unnest(${candidates.map((c) => c.bot)}::text[],
               ${candidates.map((c) => c.firstSeen.toISOString())}::timestamptz[]) as u(bot, first_seen)
-            on conflict (brand_id, bot) do nothing
+            on conflict (account_id, brand_id, bot) do nothing
             returning bot`
           if (fresh.length === 0) return 0
           const bots = new Set(fresh.map((row) => row.bot))
@@ -371,9 +350,9 @@ export const WebhooksRepoLive = Layer.effect(
       finishAttempt: (o) =>
         Effect.gen(function*() {
           yield* sql`
-            insert into webhook_attempts (delivery_id, attempt, at, response_status, error, duration_ms)
-            values (${o.deliveryId}::uuid, ${o.attempt}, ${o.at}, ${o.responseStatus}, ${o.error}, ${o.durationMs})
-            on conflict (delivery_id, attempt) do nothing`
+            insert into webhook_attempts (account_id, delivery_id, attempt, at, response_status, error, duration_ms)
+            select account_id, id, ${o.attempt}, ${o.at}, ${o.responseStatus}, ${o.error}, ${o.durationMs} from webhook_deliveries where id = ${o.deliveryId}::uuid
+            on conflict (account_id, delivery_id, attempt) do nothing`
           yield* sql`
             update webhook_deliveries set attempts = ${o.attempt}, status = ${o.status}, response_status = ${o.responseStatus},
               last_error = ${o.error}, next_attempt_at = ${o.nextAttemptAt}, claimed_until = null,
@@ -402,7 +381,7 @@ export const WebhooksRepoLive = Layer.effect(
           select b.account_id, b.id, ${h.channel}, date_trunc('hour', ${h.at}::timestamptz), ${h.format}, ${h.deliveries}, ${h.records},
                  ${h.accepted}, ${h.skipped}, ${h.unparseable}, ${h.signatureFailures}, ${h.at}
           from brands b where b.account_id = ${h.accountId} and b.site_id::text = ${h.siteId}
-          on conflict (brand_id, channel, hour) do update set
+          on conflict (account_id, brand_id, channel, hour) do update set
             format = excluded.format, deliveries = ingestion_health.deliveries + excluded.deliveries,
             records = ingestion_health.records + excluded.records, accepted = ingestion_health.accepted + excluded.accepted,
             skipped = ingestion_health.skipped + excluded.skipped, unparseable = ingestion_health.unparseable + excluded.unparseable,
@@ -449,31 +428,7 @@ export const WebhooksRepoLive = Layer.effect(
           Effect.orDie
         ),
 
-      pruneHealth: (before) => sql`delete from ingestion_health where hour < ${before}`.pipe(Effect.asVoid, Effect.orDie),
-
-      mentionCounts: (brandId, previousFrom, currentFrom, until) =>
-        sql<MentionCounts>`
-          select engine,
-                 (coalesce(sum(responses) filter (where day >= ${currentFrom}::date), 0))::int as "currentN",
-                 (coalesce(sum(brand_mentions) filter (where day >= ${currentFrom}::date), 0))::int as "currentK",
-                 (coalesce(sum(responses) filter (where day < ${currentFrom}::date), 0))::int as "previousN",
-                 (coalesce(sum(brand_mentions) filter (where day < ${currentFrom}::date), 0))::int as "previousK"
-          from observation_daily
-          where brand_id = ${brandId} and day >= ${previousFrom}::date and day <= ${until}::date
-          group by grouping sets ((engine), ())`.pipe(Effect.orDie),
-
-      citationChanges: (brandId, previousFrom, currentFrom, until) =>
-        sql<CitationChange>`
-          with per as (
-            select domain, engine, min(day) filter (where day >= ${currentFrom}::date) as first_now,
-                   max(day) filter (where day < ${currentFrom}::date) as last_before
-            from citations
-            where brand_id = ${brandId} and bucket = 'owned' and day >= ${previousFrom}::date and day <= ${until}::date
-            group by domain, engine
-          )
-          select domain, engine, case when first_now is null then 'lost' else 'gained' end as change,
-                 to_char(coalesce(first_now, last_before), 'YYYY-MM-DD') as day
-          from per where (first_now is null) <> (last_before is null)`.pipe(Effect.orDie)
+      pruneHealth: (before) => sql`delete from ingestion_health where hour < ${before}`.pipe(Effect.asVoid, Effect.orDie)
     }
   })
 )

@@ -1,4 +1,5 @@
 import { Duration, Effect, Layer, Queue } from "effect"
+import { DAY_MS } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import { Alerts, makeEvent } from "./Alerts.js"
 import { WebhooksConfig } from "./Config.js"
@@ -16,7 +17,6 @@ import { checkWebhookUrl, AddressResolver, pinnedTarget } from "./Ssrf.js"
 
 /** A lease outlives the longest attempt (the timeout) with room for the bookkeeping. */
 const LEASE_MARGIN_MS = 30_000
-const DAY = 86_400_000
 
 const errorText = (error: unknown): string => {
   if (error instanceof Error) {
@@ -166,7 +166,7 @@ export const AlertChecksLive = Layer.scopedDiscard(
 
     const check = Effect.gen(function*() {
       const at = yield* now
-      const stalled = yield* repo.stalledChannels(new Date(at.getTime() - 7 * DAY), new Date(at.getTime() - config.stallHours * 3_600_000))
+      const stalled = yield* repo.stalledChannels(new Date(at.getTime() - 7 * DAY_MS), new Date(at.getTime() - config.stallHours * 3_600_000))
       yield* alerts.emit(stalled.map((s) =>
         makeEvent(s.accountId, "ingestion.stalled", `${s.brandId}:${s.channel}:${s.lastReceivedAt.toISOString()}`, at, {
           brand_slug: s.slug,
@@ -185,9 +185,9 @@ export const AlertChecksLive = Layer.scopedDiscard(
           window_hours: 1
         })
       ))
-      yield* repo.pruneHealth(new Date(at.getTime() - 30 * DAY))
+      yield* repo.pruneHealth(new Date(at.getTime() - 30 * DAY_MS))
       // 90 days outlive every dedup key's window (a month, 35 days of citations), so no event comes back.
-      yield* repo.pruneEvents(new Date(at.getTime() - 90 * DAY))
+      yield* repo.pruneEvents(new Date(at.getTime() - 90 * DAY_MS))
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("alert checks failed", cause)))
 
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(config.checkEveryMs)), check)))

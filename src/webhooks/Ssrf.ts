@@ -1,4 +1,4 @@
-import { Context, Data, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
 
@@ -18,7 +18,7 @@ export interface AddressResolverShape {
 }
 export class AddressResolver extends Context.Tag("AddressResolver")<AddressResolver, AddressResolverShape>() {}
 
-export class UnresolvableHost extends Data.TaggedError("UnresolvableHost")<{ readonly host: string }> {}
+export class UnresolvableHost extends Schema.TaggedError<UnresolvableHost>()("UnresolvableHost", { host: Schema.String }) {}
 
 export const AddressResolverLive = Layer.succeed(AddressResolver, {
   resolve: (host) =>

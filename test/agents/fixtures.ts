@@ -3,7 +3,7 @@ import { UA as INGEST_UA } from "../ingestion/fixtures.js"
 /**
  * Hand-made crawler traffic with known answers (docs/agents.md). "Today" is fixed (the app's Clock),
  * so every day offset below is exact. `expectedPages` is the reference answer of the crawled-pages
- * list written from the definitions of metrics.md section 3 and decisions.md, over these records.
+ * list written from the definitions of docs/agents.md and docs/decisions.md, over these records.
  */
 
 export const NOW = new Date(Date.UTC(2026, 4, 20, 12, 0, 0))

@@ -7,7 +7,7 @@ import { postBatch, query, tenant, type Tenant } from "../ingestion/fixtures.js"
 import { HITS, NOW, toRecord, tsOf, VISITS } from "./fixtures.js"
 
 /**
- * The retention fiber (metrics.md section 3): raw hits past the horizon (30 days by default) are
+ * The retention fiber (docs/agents.md): raw hits past the horizon (30 days by default) are
  * deleted, rollup rows past 400 days; reads keep their figures because they read the rollups.
  * Driven by TestClock: each pass runs when the clock reaches the next interval.
  */

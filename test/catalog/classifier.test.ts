@@ -10,9 +10,11 @@ import {
   ClassifierLive,
   classifierFake,
   isKind,
+  leadingLiteral,
   literalRuns,
   loadCatalog,
   makeClassifier,
+  makeLiteralScanner,
   vendors,
 } from "../../src/catalog/Classifier.js"
 import { runClassify } from "../../src/catalog/classifyCli.js"
@@ -197,6 +199,53 @@ describe("matching rules", () => {
     ])
     expect(c("x foobarbot y")?.bot).toBe("A")
     expect(c("x bazbot y")?.bot).toBe("B")
+  })
+})
+
+describe("literal scan", () => {
+  it("takes the literal a pattern begins with, after ^ and lookbehinds, up to the first optional part", () => {
+    expect(leadingLiteral("(?<![\\w-])GPTBot(?![\\w])")).toBe("gptbot")
+    expect(leadingLiteral("^openai-mcp/")).toBe("openai-mcp/")
+    expect(leadingLiteral("(?<![\\w-])Nova-?Act(?![\\w])")).toBe("nova")
+    expect(leadingLiteral("(?<![\\w-])YaK/\\d")).toBe("yak/")
+    expect(leadingLiteral("\\(compatible; ?Spider")).toBe("(compatible;")
+    expect(leadingLiteral("ModelContextProtocol/[\\d.]+ \\(Autonomous")).toBe("modelcontextprotocol/")
+    expect(leadingLiteral("(foo)(bar)Bot")).toBeNull()
+  })
+
+  it("reports every occurrence, overlapping ones included, case-insensitively and past non-ASCII text", () => {
+    const lits = ["he", "she", "his", "hers"]
+    const scan = makeLiteralScanner(lits)
+    const out: Array<number> = []
+    const found = (s: string) => {
+      const w = scan(s, out)
+      const r: Array<string> = []
+      for (let j = 0; j < w; j += 2) r.push(`${out[j]}:${lits[out[j + 1]!]}`)
+      return r.sort()
+    }
+    expect(found("uSHErs")).toEqual(["3:she", "3:he", "5:hers"].sort())
+    expect(found("\u4e2d\u6587 his \u00e9he")).toEqual(["5:his", "9:he"])
+    expect(found("nothing here? no: t-h-e")).toEqual(["9:he"])
+    expect(found("")).toEqual([])
+    expect(() => makeLiteralScanner(["Upper"])).toThrow()
+  })
+
+  it("at one start position prefers a whole token to a longer free-form pattern, and the longer match across positions", () => {
+    const c = makeClassifier([
+      { bot: "Free", vendor: "V", kind: "training_crawler", patterns: ["Acme-?Bot/\\d+ extra"], docs: "https://x", sources: [] },
+      { bot: "Tok", vendor: "W", kind: "search_crawler", patterns: ["(?<![\\w-])AcmeBot(?![\\w])"], docs: "https://x", sources: [] },
+      { bot: "Long", vendor: "X", kind: "browsing_agent", patterns: ["(?<![\\w-])AcmeBot-User(?![\\w])"], docs: "https://x", sources: [] },
+    ])
+    expect(c("AcmeBot/1 extra")?.bot).toBe("Tok")
+    expect(c("Acme-Bot/1 extra")?.bot).toBe("Free")
+    expect(c("AcmeBot/1 AcmeBot-User/2")?.bot).toBe("Long")
+    expect(c("xAcmeBot/1")).toBeNull()
+  })
+
+  it("refuses a pattern with a top-level alternation (its leading literal would not cover the other branch)", () => {
+    expect(() =>
+      makeClassifier([{ bot: "Alt", vendor: "V", kind: "training_crawler", patterns: ["abcBot|defBot"], docs: "https://x", sources: [] }])
+    ).toThrow(/alternation/)
   })
 })
 

@@ -1,9 +1,10 @@
 import { Effect, Layer } from "effect"
 import { type HitRow, HitsRepo, type ReferralRow, type Stored, UsageOverCap } from "../../src/ingestion/HitsRepo.js"
-import { Quota } from "../../src/ingestion/Quota.js"
+import { QuotaRepo } from "../../src/ingestion/QuotaRepo.js"
+import { makeFakeTimePartitions } from "./partitions.js"
 
 /**
- * In-memory HitsRepo and Quota with the contracts of the SQL ones: keys are stored once, the
+ * In-memory HitsRepo and QuotaRepo with the contracts of the SQL ones: keys are stored once, the
  * rollup counts what was newly stored, usage grows by the hits stored, and withinCap holds one
  * lock (per process: enough for one JS thread) across the read of the room and the store.
  * `monthly` is the fake AccountsRepo's usage map ("<accountId>:<YYYY-MM-01>" -> events).
@@ -59,7 +60,7 @@ export const makeFakeIngestionRepos = (monthly: Map<string, number>) => {
   })
 
   const quota = Layer.effect(
-    Quota,
+    QuotaRepo,
     Effect.map(Effect.makeSemaphore(1), (lock) => ({
       used: (accountId: number, month: string) => Effect.sync(() => monthly.get(`${accountId}:${month}`) ?? 0),
       withinCap: (accountId, month, cap, _offered, storeHits) =>
@@ -74,5 +75,6 @@ export const makeFakeIngestionRepos = (monthly: Map<string, number>) => {
     }))
   )
 
-  return { layer: Layer.mergeAll(hits, quota), store }
+  const forget = (table: string, key: string) => void (table === "crawler_hits" ? hitKeys : referralKeys).delete(key)
+  return { layer: Layer.mergeAll(hits, quota, makeFakeTimePartitions(store, forget)), store }
 }

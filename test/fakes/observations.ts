@@ -8,7 +8,7 @@ import {
   type PromptRef,
   type ScanFailure,
   type StoredObservation
-} from "../../src/visibility/ObservationsRepo.js"
+} from "../../src/observations/Repo.js"
 
 /** What the fake observations repository reads of the shared in-memory store. */
 export interface ObservationsStoreView {

@@ -1,6 +1,6 @@
 import { Effect, Layer, Option, PubSub, Stream } from "effect"
 import { ApiKeysRepo, type ApiKeyRow } from "../../src/accounts/KeysRepo.js"
-import { isPlanId, SEEDED_PLANS, type Plan } from "../../src/accounts/Plans.js"
+import { isPlanId, type Plan, type PlanId } from "../../src/accounts/Plans.js"
 import { AccountsRepo, EmailTaken } from "../../src/accounts/Repo.js"
 import { BrandsRepo, type BrandRow, type CompetitorRow, NameTaken, type PromptRow, SlugTaken } from "../../src/brands/Repo.js"
 import { Database } from "../../src/platform/Sql.js"
@@ -24,6 +24,14 @@ interface Store {
   competitors: Array<CompetitorRow & { accountId: number; brandId: number }>
   prompts: Array<PromptRow & { accountId: number; brandId: number }>
   monthly: Map<string, number>
+}
+
+/** The same figures as the seed of migrations/0001_init.sql, for the in-memory accounts repository. */
+const SEEDED_PLANS: Readonly<Record<PlanId, Plan>> = {
+  free: { id: "free", paid: false, maxKeys: 1, maxBrands: 1, maxPrompts: 10, batchIngest: false, drainIngest: false, monthlyEvents: 0, scanHours: 168 },
+  starter: { id: "starter", paid: true, maxKeys: 3, maxBrands: 3, maxPrompts: 50, batchIngest: true, drainIngest: false, monthlyEvents: 100_000, scanHours: 72 },
+  growth: { id: "growth", paid: true, maxKeys: 10, maxBrands: 10, maxPrompts: 250, batchIngest: true, drainIngest: true, monthlyEvents: 1_000_000, scanHours: 24 },
+  enterprise: { id: "enterprise", paid: true, maxKeys: 50, maxBrands: 100, maxPrompts: 2500, batchIngest: true, drainIngest: true, monthlyEvents: 50_000_000, scanHours: 6 }
 }
 
 const planOf = (store: Store, accountId: number): Plan => {
@@ -184,6 +192,12 @@ export const makeFakeRepositories = () => {
         store.competitors.push(row)
         return Effect.succeed(row)
       }),
+    competitors: (accountId, brandId) =>
+      Effect.sync(() =>
+        store.competitors
+          .filter((c) => c.accountId === accountId && c.brandId === brandId)
+          .map(({ id, name, domain, aliases, pinned, createdAt }) => ({ id, name, domain, aliases, pinned, createdAt }))
+      ),
     countPrompts: (accountId) => Effect.sync(() => store.prompts.filter((p) => p.accountId === accountId).length),
     addPrompt: (accountId, brandId, input) =>
       Effect.suspend(() => {

@@ -1,5 +1,5 @@
 import { Effect, Layer } from "effect"
-import { NO_POPULATION, VisibilityRepo } from "../../src/visibility/VisibilityRepo.js"
+import { NO_POPULATION, VisibilityRepo } from "../../src/visibility/Repo.js"
 
 /** What the fake visibility repository reads of the shared in-memory store. */
 export interface VisibilityStoreView {
@@ -54,5 +54,7 @@ export const makeFakeVisibilityRepo = (view: VisibilityStoreView) =>
     lastObserved: () => Effect.succeed(null),
     competitorDomains: () => Effect.succeed([]),
     competitorPrompts: () => Effect.succeed([]),
-    gap: () => Effect.succeed([])
+    gap: () => Effect.succeed([]),
+    mentionCounts: () => Effect.succeed([]),
+    citationChanges: () => Effect.succeed([])
   })

@@ -202,8 +202,6 @@ export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; account
           events.splice(i, 1)
           for (let j = deliveries.length - 1; j >= 0; j--) if (deliveries[j]!.eventId === event.id) deliveries.splice(j, 1)
         }
-      }),
-    mentionCounts: () => Effect.succeed([]),
-    citationChanges: () => Effect.succeed([])
+      })
   })
 }

@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Redacted } from "effect"
 import { AppConfig, appConfigTest, configSummary } from "../../src/platform/Config.js"
-import { secretEquals } from "../../src/platform/Hardening.js"
+import { secretEquals } from "../../src/platform/Digest.js"
 import { bearer, createBrand, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
 import { gatedSql } from "../helpers/gatedSql.js"
 
 /**
- * Issue 9 on the in-process app: request ids, security headers on every kind of answer, the
+ * The hardening on the in-process app: request ids, security headers on every kind of answer, the
  * route-template metrics, /readyz, no stack trace in a 500, secrets redacted.
  */
 

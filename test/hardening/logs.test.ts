@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { keyOver, type RunningServer, signupOver, startServer } from "./server.js"
 
 /**
- * The real server's edge (issue 9): a body declared over MAX_BODY_BYTES is refused by the
+ * The real server's edge: a body declared over MAX_BODY_BYTES is refused by the
  * service itself (JSON, request id, security headers) rather than by Bun's bare 413; an MCP
  * request's log line names its account like any other authenticated request.
  */

@@ -5,7 +5,7 @@ import { metrics } from "../../src/platform/Metrics.js"
 import { makeMemoryStore, RateLimiter, RateLimiterLive } from "../../src/platform/RateLimiter.js"
 import { bearer, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
 
-/** Issue 9, rate limits: token buckets in process and in Redis (REDIS_URL), and the HTTP answers. */
+/** Rate limits: token buckets in process and in Redis (REDIS_URL), and the HTTP answers. */
 
 const OFF = { limit: 0, windowSeconds: 1 }
 const rules = (overrides: Partial<RateLimitRules>): RateLimitRules => ({

@@ -1,6 +1,6 @@
 import { join } from "node:path"
 
-/** Real server processes for the issue 9 tests: `bun run src/main.ts` on a port, with its output kept. */
+/** Real server processes for the hardening tests: `bun run src/app/main.ts` on a port, with its output kept. */
 export interface RunningServer {
   readonly base: string
   readonly process: ReturnType<typeof Bun.spawn>
@@ -14,7 +14,7 @@ export interface RunningServer {
 export const GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
 
 export interface StartOptions {
-  /** The script to run, relative to the project root (default `src/main.ts`). */
+  /** The script to run, relative to the project root (default `src/app/main.ts`). */
   readonly entry?: string
   /** Start from this environment instead of the test process's own (HOST, PORT and `env` still win). */
   readonly baseEnv?: Record<string, string | undefined>
@@ -53,7 +53,7 @@ const startServerOnce = async (
   options: StartOptions
 ): Promise<RunningServer> => {
   const port = freePort()
-  const child = Bun.spawn(["bun", "run", options.entry ?? "src/main.ts"], {
+  const child = Bun.spawn(["bun", "run", options.entry ?? "src/app/main.ts"], {
     cwd: join(import.meta.dir, "..", ".."),
     env: { ...(options.baseEnv ?? process.env), HOST: "127.0.0.1", PORT: String(port), ...env },
     stdout: "pipe",

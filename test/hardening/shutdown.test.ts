@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { brandOver, drainBody, keyOver, signupOver, startServer } from "./server.js"
 
 /**
- * Graceful shutdown (issue 9): SIGTERM in the middle of continuous drain deliveries. Every
+ * Graceful shutdown: SIGTERM in the middle of continuous drain deliveries. Every
  * delivery answered 200 has all its hits stored; the process exits 0; each request left one
  * JSON log line that names the route template and the account, never a key or a cookie.
  */

@@ -16,7 +16,7 @@ describe("start-up: the port answers only once the app is installed", () => {
   it("hammered from the moment the process starts, it never answers a non-app 404", async () => {
     const port = freePort()
     const base = `http://127.0.0.1:${port}`
-    const child = Bun.spawn(["bun", "run", "src/main.ts"], {
+    const child = Bun.spawn(["bun", "run", "src/app/main.ts"], {
       cwd: join(import.meta.dir, "..", ".."),
       env: { ...process.env, HOST: "127.0.0.1", PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: "", LOG_REQUESTS: "false" },
       stdout: "ignore",

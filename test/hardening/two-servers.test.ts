@@ -3,7 +3,7 @@ import { Client } from "pg"
 import { brandOver, drainBody, freePort, keyOver, type RunningServer, signupOver, startServer } from "./server.js"
 
 /**
- * Two server processes on one PostgreSQL database and one Redis (issue 9): a key revoked through
+ * Two server processes on one PostgreSQL database and one Redis: a key revoked through
  * one is refused by the other on its next request; the monthly cap is exact across both under
  * concurrent deliveries; a per-key rate limit counts the requests of both.
  *

@@ -2,9 +2,9 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
-import { ApiLive, makeServices, type Repositories, RepositoriesLive } from "../../src/layers.js"
+import { ApiLive, makeServices, type Repositories, RepositoriesLive } from "../../src/app/Layers.js"
 import { agentsConfigTest, type AgentsConfigShape } from "../../src/agents/Config.js"
-import { ingestConfigTest, type IngestConfigShape } from "../../src/ingestion/Config.js"
+import { ingestionConfigTest, type IngestionConfigShape } from "../../src/ingestion/Config.js"
 import { appConfigTest, type AppConfigShape } from "../../src/platform/Config.js"
 import { runMigrations } from "../../src/platform/Migrations.js"
 import { type Database, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
@@ -58,7 +58,7 @@ export interface TestAppOptions {
   /** Database back ends only: the SqlClient the repositories get (e.g. one that can be made to fail). */
   readonly wrapSql?: (sql: SqlClient.SqlClient) => SqlClient.SqlClient
   /** Ingestion limits and spool (default: the defaults and a fresh temp spool directory). */
-  readonly ingest?: Partial<IngestConfigShape>
+  readonly ingest?: Partial<IngestionConfigShape>
   /** Visibility reads (e.g. a small fan-out group cap); default the defaults. */
   readonly visibility?: Partial<VisibilityConfigShape>
   /** Agent analytics: retention horizons, sweep interval, the tag's rate limit (default: the defaults). */
@@ -112,7 +112,7 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       makeServices({
         repositories: infra,
         passwords: PasswordHasherCheap,
-        ingestConfig: ingestConfigTest(options.ingest),
+        ingestionConfig: ingestionConfigTest(options.ingest),
         visibilityConfig: visibilityConfigTest(options.visibility),
         agentsConfig: agentsConfigTest(options.agents),
         resolver: Layer.succeed(Resolver, options.resolver ?? resolverFake({ ptr: {}, addresses: {} })),

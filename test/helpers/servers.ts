@@ -1,13 +1,13 @@
 import { browserLike } from "./browser-like.js"
 import { Layer, ManagedRuntime, Option, Redacted } from "effect"
-import { RepositoriesLive } from "../../src/layers.js"
+import { RepositoriesLive } from "../../src/app/Layers.js"
 import { type RateLimitRule } from "../../src/platform/Config.js"
 import { sqlServer } from "../../src/platform/Sql.js"
 import { type RunningServer, startServer } from "../hardening/server.js"
 import type { TestApp, TestAppOptions } from "./app.js"
 
 /**
- * The two-process test mode (issue 9): with TEST_SERVERS=2 and TEST_DATABASE_URL, a "postgres" test
+ * The two-process test mode: with TEST_SERVERS=2 and TEST_DATABASE_URL, a "postgres" test
  * app is two real server processes on one fresh schema, and `fetch` alternates between them per
  * request, so a key created through one is used on the other, a revoke through one is checked by the
  * other, caps and (with Redis) rate limits are counted by both. `run` stays in process, on the same
@@ -49,7 +49,7 @@ export type ServerPlan =
 const inProcess = (why: string): ServerPlan => ({ _tag: "inProcess", why })
 
 /**
- * The server environment equivalent to makeTestApp's options (appConfigTest, ingestConfigTest,
+ * The server environment equivalent to makeTestApp's options (appConfigTest, ingestionConfigTest,
  * agentsConfigTest, visibilityConfigTest and the overrides), or why this app stays in process.
  */
 export const planServers = (url: string, options: TestAppOptions): ServerPlan => {
@@ -158,7 +158,7 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
     env.TEST_FIXED_NOW = options.now.toISOString()
     return { _tag: "servers", env, entry: "test/helpers/server-at.ts" }
   }
-  return { _tag: "servers", env, entry: "src/main.ts" }
+  return { _tag: "servers", env, entry: "src/app/main.ts" }
 }
 
 /** startServer, again on another port when the first one was taken (or the start failed once). */

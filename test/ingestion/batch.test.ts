@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { bearer, databaseBackends, json, makeTestApp, type Backend, type TestApp } from "../helpers/app.js"
 import { postBatch, query, tenant, type Tenant, UA } from "./fixtures.js"
 
-/** POST /agents/ingest, rule by rule (spec 2.11, 4.1, sections 7 and 8; decisions.md), on every back end. */
+/** POST /agents/ingest, rule by rule (docs/ingestion.md; docs/decisions.md), on every back end. */
 const backends: ReadonlyArray<Backend> = ["fake", ...databaseBackends()]
 
 interface IngestBody {
@@ -165,7 +165,7 @@ for (const backend of backends) {
       })
     })
 
-    describe("channel (decisions.md)", () => {
+    describe("channel (docs/decisions.md)", () => {
       for (const channel of ["edge_worker", "cdn_webhook", "csv_upload", "api"]) {
         it(`accepts ${channel}`, async () => {
           const { response } = await send(t, { site_id: t.siteId, channel, records: [] })

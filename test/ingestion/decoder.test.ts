@@ -9,7 +9,7 @@ const decoder = makeDrainDecoder({ maxInflatedBytes: 8 * 1024 * 1024 })
 const NOW = Date.UTC(2026, 4, 23, 12)
 const bytes = (text: string) => new TextEncoder().encode(text)
 
-describe("detection (spec 4.2 rule 1)", () => {
+describe("detection (docs/ingestion.md)", () => {
   it("gzip by its magic bytes only", () => {
     expect(isGzip(gzip("x"))).toBe(true)
     expect(isGzip(bytes("[1]"))).toBe(false)
@@ -37,7 +37,7 @@ describe("detection (spec 4.2 rule 1)", () => {
   })
 })
 
-describe("log-drain records (spec 2.12)", () => {
+describe("log-drain records (docs/ingestion.md)", () => {
   it("only a proxy with a method is a request", () => {
     expect(fromDrainRecord(buildRecord(), NOW)).toBeNull()
     expect(fromDrainRecord(functionOutput("edge"), NOW)).toBeNull()
@@ -59,7 +59,7 @@ describe("log-drain records (spec 2.12)", () => {
   })
 })
 
-describe("batch records (spec 2.11, decisions.md)", () => {
+describe("batch records (docs/ingestion.md, docs/decisions.md)", () => {
   it("ts below 100000000000 is seconds, else milliseconds", () => {
     expect(batchTsToMs(1_779_264_000)).toBe(1_779_264_000_000)
     expect(batchTsToMs(1_779_264_000_123)).toBe(1_779_264_000_123)
@@ -81,7 +81,7 @@ describe("batch records (spec 2.11, decisions.md)", () => {
   })
 })
 
-describe("AI referrals (metrics.md section 3)", () => {
+describe("AI referrals (docs/agents.md)", () => {
   const cases: ReadonlyArray<[string, string | null]> = [
     ["https://chatgpt.com/", "chatgpt"],
     ["https://chat.openai.com/c/1", "chatgpt"],
@@ -101,7 +101,7 @@ describe("AI referrals (metrics.md section 3)", () => {
   }
 })
 
-describe("bounds (issue 4 rule 5)", () => {
+describe("bounds", () => {
   it("a gzip bomb stops at the inflation limit, in bounded memory", () => {
     const bomb = gzip(new Uint8Array(512 * 1024 * 1024))
     const before = process.memoryUsage().rss

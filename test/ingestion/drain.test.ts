@@ -19,7 +19,7 @@ import {
   UA
 } from "./fixtures.js"
 
-/** POST /agents/ingest/drain, rule by rule (spec 4.2, section 7; decisions.md), on every back end. */
+/** POST /agents/ingest/drain, rule by rule (docs/ingestion.md; docs/decisions.md), on every back end. */
 const backends: ReadonlyArray<Backend> = ["fake", ...databaseBackends()]
 const GROWTH_CAP = 1_000_000
 
@@ -73,7 +73,7 @@ for (const backend of backends) {
       })
     })
 
-    describe("site_id (spec 4.2 inputs, section 7)", () => {
+    describe("site_id (docs/ingestion.md)", () => {
       it("may come in header X-Service-Site instead of the query", async () => {
         const response = await app.fetch("/api/public/v1/agents/ingest/drain", {
           method: "POST",
@@ -217,7 +217,7 @@ for (const backend of backends) {
       })
 
       if (db) {
-        it("stores a hit as metrics.md section 3 says (proxy.host preferred, -1 is no status, absent clientIp)", async () => {
+        it("stores a hit as docs/agents.md says (proxy.host preferred, -1 is no status, absent clientIp)", async () => {
           const fresh = await tenant(app, "growth")
           const ts = Date.UTC(2026, 4, 21, 9, 30, 15, 250)
           await deliver(fresh, ndjson([

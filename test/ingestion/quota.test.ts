@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
-import { monthStart } from "../../src/accounts/Plans.js"
+import { monthStart } from "../../src/platform/Days.js"
 import { databaseBackends, json, makeTestApp, type TestApp } from "../helpers/app.js"
 import { buildRecord, drainUrl, ndjson, postBatch, postDrain, query, requestRecord, tenant, type Tenant, UA } from "./fixtures.js"
 
 /**
- * The monthly server-log event cap (decisions.md "Plans"): shared by both endpoints, stores what
+ * The monthly server-log event cap (docs/decisions.md "Plans"): shared by both endpoints, stores what
  * fits, then 429, exact under concurrent deliveries. The usage is put near the cap with SQL.
  */
 const STARTER_CAP = 100_000

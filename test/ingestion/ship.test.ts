@@ -67,7 +67,7 @@ for (const backend of backends) {
     })
 
     const ship = async (args: ReadonlyArray<string>, stdin?: Uint8Array) => {
-      const child = Bun.spawn(["bun", "src/cli.ts", "ship", ...args], {
+      const child = Bun.spawn(["bun", "src/app/cli.ts", "ship", ...args], {
         stdin: stdin ?? "ignore",
         stdout: "pipe",
         stderr: "pipe",

@@ -4,15 +4,15 @@ import { Effect } from "effect"
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { monthStart } from "../../src/accounts/Plans.js"
-import { ingestConfigTest } from "../../src/ingestion/Config.js"
+import { monthStart } from "../../src/platform/Days.js"
+import { ingestionConfigTest } from "../../src/ingestion/Config.js"
 import { decodeDelivery, encodeDelivery, Spool, SpoolLive } from "../../src/ingestion/Spool.js"
 import { databaseBackends, json, makeTestApp, type TestApp } from "../helpers/app.js"
 import { gatedSql } from "../helpers/gatedSql.js"
 import { array, buildRecord, drainUrl, gzip, MIXED, mixedDelivery, ndjson, postDrain, query, requestRecord, tenant, type Tenant, UA } from "./fixtures.js"
 
 /**
- * Nothing lost (issue 4 rule 4): while the database is down the drain answers 200 and spools
+ * Nothing lost: while the database is down the drain answers 200 and spools
  * each delivery (fsynced before answering); once it is back, the background replay stores every
  * hit exactly once, counted against the cap like live traffic.
  *
@@ -53,7 +53,7 @@ describe("spool file format", () => {
         const first = yield* spool.read(pending[0]!)
         yield* spool.remove(pending[0]!)
         return { pending, first, after: yield* spool.pending }
-      }).pipe(Effect.provide(SpoolLive), Effect.provide(ingestConfigTest({ spoolDir: dir })))
+      }).pipe(Effect.provide(SpoolLive), Effect.provide(ingestionConfigTest({ spoolDir: dir })))
     )
     expect(names.pending.length).toBe(3)
     expect(names.first?.id).toBe("d1000")

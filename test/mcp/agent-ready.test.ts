@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
 import { agentsConfigTest } from "../../src/agents/Config.js"
 import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
-import { ingestConfigTest } from "../../src/ingestion/Config.js"
-import { makeServices, type Repositories } from "../../src/layers.js"
+import { ingestionConfigTest } from "../../src/ingestion/Config.js"
+import { makeServices, type Repositories } from "../../src/app/Layers.js"
 import { appConfigTest } from "../../src/platform/Config.js"
 import type { Database } from "../../src/platform/Sql.js"
-import { DEMO_BRANDS, runDemo } from "../../src/visibility/Demo.js"
+import { DEMO_BRANDS, runDemo } from "../../src/app/Demo.js"
 import { visibilityConfigTest } from "../../src/visibility/Visibility.js"
 import { bearer, databaseBackends, makeTestApp, type TestApp } from "../helpers/app.js"
 
@@ -33,7 +33,7 @@ const seedDemo = async (app: TestApp): Promise<string> => {
   const services = makeServices({
     repositories: Layer.succeedContext(context),
     passwords: PasswordHasherCheap,
-    ingestConfig: ingestConfigTest(),
+    ingestionConfig: ingestionConfigTest(),
     visibilityConfig: visibilityConfigTest(),
     agentsConfig: agentsConfigTest()
   }).pipe(Layer.provideMerge(base), Layer.provideMerge(appConfigTest()))

@@ -23,7 +23,7 @@ trap cleanup EXIT
 # A server of its own: embedded database in a temp directory, scanner off, the demo workspace.
 env -u DATABASE_URL -u REDIS_URL PORT="$port" HOST=127.0.0.1 DATA_DIR="$work/data" SPOOL_DIR="$work/spool" \
   SCANNER_ENABLED=false DEMO=1 DEMO_DAYS=7 LOG_REQUESTS=false \
-  bun run src/main.ts >"$log" 2>&1 &
+  bun run src/app/main.ts >"$log" 2>&1 &
 server_pid=$!
 
 for _ in $(seq 1 120); do

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Effect } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { ApiKeys } from "../../src/accounts/ApiKeys.js"
-import { DEMO_EMAIL, DEMO_PASSWORD, runDemo } from "../../src/visibility/Demo.js"
+import { DEMO_EMAIL, DEMO_PASSWORD, runDemo } from "../../src/app/Demo.js"
 import { makeServiceRuntime, query, type ServiceRuntime } from "./runtime.js"
 
 describe("the demo workspace (pglite, small)", () => {

@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Effect } from "effect"
 import { AccountsRepo } from "../../src/accounts/Repo.js"
 import { BrandsRepo } from "../../src/brands/Repo.js"
-import { domainOf } from "../../src/visibility/Analysis.js"
-import { ObservationsRepo, type StoredObservation } from "../../src/visibility/ObservationsRepo.js"
-import { keywordsOf, periodOf, tiersOf, VISIBILITY_DEFAULTS } from "../../src/visibility/Visibility.js"
+import { domainOf } from "../../src/observations/Analysis.js"
+import { ObservationsRepo, type StoredObservation } from "../../src/observations/Repo.js"
+import { periodOf } from "../../src/platform/Days.js"
+import { keywordsOf, tiersOf, VISIBILITY_DEFAULTS } from "../../src/visibility/Visibility.js"
 import { bearer, createBrand, createKey, databaseBackends, json, makeTestApp, signup, type TestApp } from "../helpers/app.js"
 import { query } from "./runtime.js"
 
@@ -12,8 +13,8 @@ import { query } from "./runtime.js"
 const sqlOf = (text: string) => query<Record<string, unknown>>(text) as unknown as Effect.Effect<ReadonlyArray<Record<string, unknown>>>
 
 /**
- * The thirteen visibility reads (issue 7) against a hand-built fixture, every figure computed by
- * hand below (metrics.md section 2). Runs on the database back ends only: the "fake" back end holds
+ * The thirteen visibility reads against a hand-built fixture, every figure computed by
+ * hand below (docs/visibility.md). Runs on the database back ends only: the "fake" back end holds
  * no rollups (its aggregates are empty; test/spine.test.ts and test/isolation.test.ts cover it).
  *
  * "Now" is fixed at 2026-03-15T12:00:00Z through the app's Clock, so today (UTC) is 2026-03-15:
@@ -106,7 +107,7 @@ const bucketOf = (domain: string) => (BUCKET[domain] ?? "earned") as "owned"
 
 const label = (score: number) => (score > 0.1 ? "positive" : score < -0.1 ? "negative" : "neutral")
 
-/** The fields of metrics.md section 4 (test/visibility/intervals.test.ts checks them): left out here unless expected. */
+/** The fields of docs/visibility.md (test/visibility/intervals.test.ts checks them): left out here unless expected. */
 const INTERVAL_FIELDS = new Set([
   "mention_rate", "mention_rate_ci95", "citation_rate_ci95", "per_engine_n", "per_engine_ci95", "n", "score_ci95",
   "delta_ci95", "significant", "ai_presence_score_ci95", "share_ci95"

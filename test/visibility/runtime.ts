@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
-import { makeServices, RepositoriesLive } from "../../src/layers.js"
+import { makeServices, RepositoriesLive } from "../../src/app/Layers.js"
 import { appConfigTest } from "../../src/platform/Config.js"
 import { runMigrations } from "../../src/platform/Migrations.js"
 import { SqlMemory, sqlServer } from "../../src/platform/Sql.js"

@@ -71,6 +71,43 @@ describe("web application (server side)", () => {
     }
   })
 
+  it("answers each account-wide twin exactly as its public endpoint, and needs a session", async () => {
+    const added = await app.fetch("/api/v1/me/brands/acme/competitors", {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json" },
+      body: JSON.stringify({ name: "Rival Co", domain: "rival.example" })
+    })
+    expect(added.status).toBe(201)
+    const accountTwins = [
+      "/portfolio",
+      "/citations",
+      "/citations/fanouts",
+      "/topics",
+      "/industry/ranking",
+      "/industry/gap",
+      "/industry/competitors/:name/citations",
+      "/industry/competitors/:name/prompts"
+    ]
+    for (const twin of accountTwins) {
+      const path = twin.replace(":name", "Rival%20Co")
+      const viaTwin = await app.fetch(`/api/v1/me${path}?range=7d`, { headers: { cookie } })
+      const viaKey = await app.fetch(`/api/public/v1${path}?range=7d`, { headers: bearer(key) })
+      expect({ path, status: viaTwin.status }).toEqual({ path, status: viaKey.status })
+      expect(await viaTwin.text()).toBe(await viaKey.text())
+      // A competitor's name with a space reaches the public endpoint as that name.
+      if (twin.includes(":name")) expect(viaTwin.status).toBe(200)
+      const anonymous = await app.fetch(`/api/v1/me${path}`)
+      expect({ path, status: anonymous.status }).toEqual({ path, status: 401 })
+    }
+    // The other account sees its own workspace, not this one's brand.
+    const mine = (await (await app.fetch("/api/v1/me/portfolio", { headers: { cookie } })).json()) as { brands: Array<{ slug: string }> }
+    const theirs = (await (await app.fetch("/api/v1/me/portfolio", { headers: { cookie: otherCookie } })).json()) as { brands: Array<{ slug: string }> }
+    expect(mine.brands.map((b) => b.slug)).toEqual(["acme"])
+    expect(theirs.brands.map((b) => b.slug)).toEqual(["theirs"])
+    const invalid = await app.fetch("/api/v1/me/citations?range=8d", { headers: { cookie } })
+    expect(invalid.status).toBe(400)
+  })
+
   it("validates twin parameters with the public schemas", async () => {
     const response = await app.fetch("/api/v1/me/brands/acme/agents/pages?range=8d", { headers: { cookie } })
     expect(response.status).toBe(400)

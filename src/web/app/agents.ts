@@ -1,14 +1,18 @@
-import { type AgentPagesResponse, type AgentsResponse, type ApiError, describeError, get } from "./api.js"
+import { type AgentPagesResponse, type AgentsResponse, type ApiError, get } from "./api.js"
 import { chart, PALETTE } from "./charts.js"
-import { append, clear, formatDate, formatNumber, formatPercent, h } from "./dom.js"
+import { append, clear, copyButton, formatDate, formatNumber, formatPercent, h } from "./dom.js"
+import { KIND_LABELS, kindLabel, RANGES, rangeLabel, statusLabel, verdictLabel } from "./labels.js"
+import { emptyState, errorState, loadingState, nameInto, tableWrap } from "./ui.js"
+
+const AGENT_KINDS = Object.keys(KIND_LABELS)
 
 /**
  * The agent dashboard of one brand: KPIs, trend, breakdowns, the crawled-pages table.
  * State lives in the hash query (#/brands/<slug>/agents?range=30d&kind=...&sort=hits&offset=0),
- * so a view can be shared and the back button works.
+ * so a view can be shared and the back button works. The bot, vendor and kind choices come from
+ * what the brand has seen (the API matches them exactly), and a breakdown row filters by itself.
  */
 
-const KINDS = ["training_crawler", "search_crawler", "browsing_agent", "agentic_browser", "mcp_client"]
 const FILTERS = ["range", "bot", "vendor", "kind", "verification"] as const
 const VERDICTS = ["verified", "spoofed", "unverified"]
 
@@ -35,51 +39,92 @@ const pick = (params: URLSearchParams, names: ReadonlyArray<string>) => {
   return out
 }
 
-export const unavailable = (error: ApiError, what: string) =>
-  h(
-    "div",
-    { class: error.status === 501 ? "notice" : "error", role: "status", "data-status": error.status },
-    error.status === 501
-      ? `${what} is not available on this server yet: the endpoint answers 501 (not implemented). This page draws it as soon as it does.`
-      : error.status === 404
-      ? `${what}: this brand does not exist in your account.`
-      : `${what}: ${describeError(error)}`
-  )
+/** A failed read in words (kept under its old name for the pages that import it). */
+export const unavailable = (error: ApiError, what: string) => errorState(what, error)
 
-export const tabs = (slug: string, active: "agents" | "visibility") =>
+/** The tabs of a brand's pages. */
+export const BRAND_TABS: Array<{ readonly id: string; readonly label: string }> = [
+  { id: "agents", label: "Agent dashboard" },
+  { id: "visibility", label: "Visibility" }
+]
+
+export const tabs = (slug: string, active: string) =>
   h(
-    "div",
-    { class: "tabs" },
+    "nav",
+    { class: "tabs", "aria-label": "Brand pages" },
     h("a", { href: "#/brands" }, "← Brands"),
-    h("a", { href: `#/brands/${slug}/agents`, class: active === "agents" ? "active" : null }, "Agent dashboard"),
-    h("a", { href: `#/brands/${slug}/visibility`, class: active === "visibility" ? "active" : null }, "Visibility")
+    BRAND_TABS.map((tab) =>
+      h("a", { href: `#/brands/${slug}/${tab.id}`, class: active === tab.id ? "active" : null, "aria-current": active === tab.id ? "page" : null }, tab.label)
+    )
   )
 
 const kpi = (label: string, value: string) => h("div", { class: "kpi" }, h("div", { class: "muted" }, label), h("div", { class: "value" }, value))
 
-const table = (headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number | Node>>, numeric: ReadonlyArray<number> = []) =>
-  h(
+const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number | Node>>, numeric: ReadonlyArray<number> = [], onRow?: (index: number) => void) =>
+  tableWrap(h(
     "table",
-    null,
-    h("thead", null, h("tr", null, headers.map((name, i) => h("th", { class: numeric.includes(i) ? "num" : null }, name)))),
+    { "aria-label": caption },
+    h("thead", null, h("tr", null, headers.map((name, i) => h("th", { class: numeric.includes(i) ? "num" : null, scope: "col" }, name)))),
     h(
       "tbody",
       null,
       rows.length === 0
-        ? h("tr", null, h("td", { colspan: headers.length, class: "muted" }, "No data in this range."))
-        : rows.map((row) => h("tr", null, row.map((cell, i) => h("td", { class: numeric.includes(i) ? "num" : null }, typeof cell === "number" ? formatNumber(cell) : cell))))
+        ? h("tr", null, h("td", { colspan: headers.length, class: "muted" }, "No crawler visits in this range."))
+        : rows.map((row, r) =>
+          h(
+            "tr",
+            { class: onRow ? "clickable" : null, onclick: onRow ? (event: Event) => (event.target as HTMLElement).closest("button") === null && onRow(r) : null },
+            row.map((cell, i) =>
+              h(
+                "td",
+                { class: numeric.includes(i) ? "num" : null },
+                // The first cell's button makes the row's filter reachable by keyboard.
+                i === 0 && onRow ? h("button", { type: "button", class: "link", onclick: () => onRow(r) }, typeof cell === "number" ? formatNumber(cell) : cell) : typeof cell === "number" ? formatNumber(cell) : cell
+              )
+            )
+          )
+        )
     )
-  )
+  ), caption)
 
-const drawDashboard = (data: AgentsResponse, verdicts: VerdictsByBot) => {
-  const kinds = KINDS.filter((kind) => data.trend.some((point) => (point.by_kind[kind] ?? 0) > 0))
+/** Day labels without the year ("May 3"): readable under a chart at phone width. */
+const dayLabel = (date: string) => {
+  const parsed = new Date(`${date}T00:00:00Z`)
+  return Number.isNaN(parsed.getTime()) ? date : parsed.toLocaleDateString("en-US", { month: "short", day: "numeric", timeZone: "UTC" })
+}
+const legendSide = () => (window.innerWidth < 600 ? "bottom" : "right")
+
+const drawDashboard = (slug: string, params: URLSearchParams, data: AgentsResponse, verdicts: VerdictsByBot) => {
+  const kinds = AGENT_KINDS.filter((kind) => data.trend.some((point) => (point.by_kind[kind] ?? 0) > 0))
+  const filterBy = (changes: Record<string, string | null>) => setParams(slug, params, { ...changes, offset: null })
+  if (data.kpis.hits === 0 && data.breakdowns.by_bot.length === 0) {
+    const filtered = ["bot", "vendor", "kind", "verification"].some((name) => params.get(name))
+    return [
+      h(
+        "div",
+        { class: "kpis", id: "agent-kpis" },
+        kpi("Crawler hits", "0"),
+        kpi("Pages fetched", "0"),
+        kpi("Bots seen", "0"),
+        kpi("Error rate", "–")
+      ),
+      filtered
+        ? emptyState(`No crawler visits match these filters in the ${rangeLabel(data.range).toLowerCase()}.`, h("a", { href: `#/brands/${slug}/agents?range=${data.range}` }, "Clear the filters"))
+        : emptyState(
+          `No AI crawler or agent has been recorded for this brand in the ${rangeLabel(data.range).toLowerCase()}. Connect a log source or paste the tracking tag below; visits show here within a minute of arriving.`,
+          h("a", { href: `#/start?brand=${slug}` }, "Connect a log source"),
+          data.range !== "90d" ? h("a", { href: `#/brands/${slug}/agents?range=90d` }, "Look at the last 90 days") : null
+        ),
+      tagCard(data)
+    ]
+  }
   return [
     data.retention_limited
-      ? h("div", { class: "notice" }, `Crawler-filtered figures cover ${data.coverage_from} onwards (raw-hit retention).`)
+      ? h("p", { class: "notice", id: "coverage-note" }, `Figures start on ${formatDay(data.coverage_from)}, when this brand's data begins; earlier days of this range have nothing to show.`)
       : null,
     data.ranges_snapshot === undefined
       ? null
-      : h("p", { class: "muted", id: "ranges-snapshot" }, `Verdicts checked against the operators' published IP ranges of ${data.ranges_snapshot}.`),
+      : h("p", { class: "muted", id: "ranges-snapshot" }, `Verified and spoofed are checked against the operators' published IP ranges of ${formatDay(data.ranges_snapshot)}.`),
     h(
       "div",
       { class: "kpis", id: "agent-kpis" },
@@ -88,111 +133,136 @@ const drawDashboard = (data: AgentsResponse, verdicts: VerdictsByBot) => {
       kpi("Bots seen", formatNumber(data.kpis.bots)),
       kpi("Error rate", formatPercent(data.kpis.error_rate)),
       ...(data.breakdowns.by_verification ?? []).filter((v) => v.verification !== "unverified").map((v) =>
-        kpi(v.verification === "verified" ? "Verified" : "Spoofed", share(v.hits, data.kpis.hits))
+        kpi(verdictLabel(v.verification), share(v.hits, data.kpis.hits))
       )
     ),
     h(
-      "div",
+      "section",
       { class: "card" },
       h("h2", null, "Crawler hits per day, by kind"),
       chart("Crawler hits per day by kind", {
         type: "bar",
         data: {
-          labels: data.trend.map((point) => point.date),
+          labels: data.trend.map((point) => dayLabel(point.date)),
           datasets: (kinds.length > 0 ? kinds : ["hits"]).map((kind, i) => ({
-            label: kind,
+            label: kinds.length > 0 ? kindLabel(kind) : "Hits",
             data: data.trend.map((point) => kinds.length > 0 ? point.by_kind[kind] ?? 0 : point.hits),
             backgroundColor: PALETTE[i % PALETTE.length]!
           }))
         },
-        options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true } } }
+        options: { scales: { x: { stacked: true, ticks: { maxRotation: 0, autoSkip: true } }, y: { stacked: true, beginAtZero: true } }, plugins: { legend: { position: "bottom" } } }
       })
     ),
     h(
       "div",
       { class: "grid2" },
       h(
-        "div",
+        "section",
         { class: "card" },
         h("h2", null, "By vendor"),
         data.breakdowns.by_vendor.length === 0
-          ? h("p", { class: "muted" }, "No crawler hits in this range.")
-          : chart("Hits by vendor", {
-            type: "doughnut",
-            data: {
-              labels: data.breakdowns.by_vendor.map((row) => row.vendor),
-              datasets: [{ data: data.breakdowns.by_vendor.map((row) => row.hits), backgroundColor: PALETTE }]
-            },
-            options: { plugins: { legend: { position: "right" } } }
-          }, 200)
+          ? h("p", { class: "muted" }, "No crawler visits in this range.")
+          : [
+            chart("Hits by vendor", {
+              type: "doughnut",
+              data: {
+                labels: data.breakdowns.by_vendor.map((row) => row.vendor),
+                datasets: [{ data: data.breakdowns.by_vendor.map((row) => row.hits), backgroundColor: PALETTE }]
+              },
+              options: { plugins: { legend: { position: legendSide() } } }
+            }, 200),
+            table("Hits by vendor", ["Vendor", "Hits"], data.breakdowns.by_vendor.map((row) => [row.vendor, row.hits]), [1], (i) =>
+              filterBy({ vendor: data.breakdowns.by_vendor[i]!.vendor }))
+          ]
       ),
       h(
-        "div",
+        "section",
         { class: "card" },
         h("h2", null, "By kind"),
         data.breakdowns.by_kind.length === 0
-          ? h("p", { class: "muted" }, "No crawler hits in this range.")
-          : chart("Hits by kind", {
-            type: "bar",
-            data: {
-              labels: data.breakdowns.by_kind.map((row) => row.kind),
-              datasets: [{ label: "hits", data: data.breakdowns.by_kind.map((row) => row.hits), backgroundColor: PALETTE[0]! }]
-            },
-            options: { indexAxis: "y", plugins: { legend: { display: false } } }
-          }, 200)
+          ? h("p", { class: "muted" }, "No crawler visits in this range.")
+          : [
+            chart("Hits by kind", {
+              type: "bar",
+              data: {
+                labels: data.breakdowns.by_kind.map((row) => kindLabel(row.kind)),
+                datasets: [{ label: "Hits", data: data.breakdowns.by_kind.map((row) => row.hits), backgroundColor: PALETTE[0]! }]
+              },
+              options: { indexAxis: "y", plugins: { legend: { display: false } } }
+            }, 200),
+            table("Hits by kind", ["Kind", "Hits"], data.breakdowns.by_kind.map((row) => [kindLabel(row.kind), row.hits]), [1], (i) =>
+              filterBy({ kind: data.breakdowns.by_kind[i]!.kind }))
+          ]
       )
     ),
     h(
       "div",
       { class: "grid2" },
       h(
-        "div",
+        "section",
         { class: "card" },
         h("h2", null, "By bot"),
+        h("p", { class: "muted" }, "Choose a row to filter the whole page by it."),
         table(
+          "Hits by bot",
           ["Bot", "Vendor", "Kind", "Hits", "Verified", "Spoofed"],
           data.breakdowns.by_bot.map((row) => [
             row.bot,
             row.vendor,
-            row.kind,
+            kindLabel(row.kind),
             row.hits,
             share(verdicts.verified.get(row.bot), row.hits),
             share(verdicts.spoofed.get(row.bot), row.hits)
           ]),
-          [3, 4, 5]
+          [3, 4, 5],
+          (i) => filterBy({ bot: data.breakdowns.by_bot[i]!.bot })
         )
       ),
       h(
-        "div",
+        "section",
         { class: "card" },
         h("h2", null, "By status"),
-        table(["Status", "Hits"], data.breakdowns.by_status.map((row) => [row.status === null ? "unknown" : String(row.status), row.hits]), [1])
+        h("p", { class: "muted" }, "Choose a status to list the pages that answered with it."),
+        table("Hits by status", ["Status", "Hits"], data.breakdowns.by_status.map((row) => [statusLabel(row.status), row.hits]), [1], (i) => {
+          const status = data.breakdowns.by_status[i]!.status
+          setParams(slug, params, { status: status === null ? null : String(status), offset: null })
+          queueMicrotask(() => document.getElementById("agent-pages")?.scrollIntoView())
+        })
       )
     ),
-    h(
-      "div",
-      { class: "card" },
-      h("h2", null, "Tracking tag"),
-      h("p", { class: "muted" }, "Paste into your site's HTML to also see AI agents that run JavaScript:"),
-      h("pre", null, data.tag.snippet)
-    )
+    tagCard(data)
   ]
 }
 
+const tagCard = (data: AgentsResponse) =>
+  h(
+    "section",
+    { class: "card" },
+    h("h2", null, "Tracking tag"),
+    h("p", { class: "muted" }, "Paste into your site's HTML to also see AI agents that run JavaScript (every plan):"),
+    h("pre", null, data.tag.snippet),
+    copyButton(() => data.tag.snippet, "Copy", "Copy the tracking tag")
+  )
+
+const formatDay = (value: string) => {
+  const date = new Date(value.length === 10 ? `${value}T00:00:00Z` : value)
+  return Number.isNaN(date.getTime()) ? value : date.toLocaleDateString("en-US", { year: "numeric", month: "long", day: "numeric", timeZone: "UTC" })
+}
+
 const pagesSection = (slug: string, params: URLSearchParams) => {
-  const section = h("div", { class: "card", id: "agent-pages" })
-  const body = h("div")
+  const section = h("section", { class: "card", id: "agent-pages", "aria-labelledby": "agent-pages-title" })
+  const body = h("div", null, loadingState())
   const sort = params.get("sort") ?? "hits"
   const dir = params.get("dir") ?? (sort === "path" ? "asc" : "desc")
   const limit = Number(params.get("limit") ?? "50")
   const offset = Number(params.get("offset") ?? "0")
 
   const input = (name: string, placeholder: string) =>
-    h("input", { name, placeholder, value: params.get(name) ?? "", size: 14 })
-  const folder = input("folder", "folder, or /")
+    h("input", { id: `pages-${name}`, name, placeholder, value: params.get(name) ?? "", size: 14 })
+  const folder = input("folder", "e.g. docs, or /")
   const status = input("status", "ok, error, 404")
-  const q = input("q", "path contains")
-  const pageSize = h("select", { name: "limit" }, [25, 50, 100, 500].map((n) => h("option", { value: n, selected: n === limit }, `${n} per page`)))
+  const q = input("q", "part of the path")
+  const pageSize = h("select", { id: "pages-limit", name: "limit" }, [25, 50, 100, 500].map((n) => h("option", { value: n, selected: n === limit }, `${n} per page`)))
   const filters = h(
     "form",
     {
@@ -202,10 +272,10 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
         setParams(slug, params, { folder: folder.value.trim(), status: status.value.trim(), q: q.value.trim(), limit: pageSize.value, offset: null })
       }
     },
-    h("div", null, h("label", null, "Folder"), folder),
-    h("div", null, h("label", null, "Status"), status),
-    h("div", null, h("label", null, "Search"), q),
-    h("div", null, h("label", null, "Page size"), pageSize),
+    h("div", null, h("label", { for: "pages-folder" }, "Folder"), folder),
+    h("div", null, h("label", { for: "pages-status" }, "Status"), status),
+    h("div", null, h("label", { for: "pages-q" }, "Search"), q),
+    h("div", null, h("label", { for: "pages-limit" }, "Page size"), pageSize),
     h("div", null, h("button", { type: "submit" }, "Apply"))
   )
 
@@ -214,7 +284,7 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
     const nextDir = active ? (dir === "asc" ? "desc" : "asc") : (column === "path" ? "asc" : "desc")
     return h(
       "th",
-      { class: numeric ? "num" : null, "aria-sort": active ? (dir === "asc" ? "ascending" : "descending") : null },
+      { class: numeric ? "num" : null, scope: "col", "aria-sort": active ? (dir === "asc" ? "ascending" : "descending") : null },
       h("button", { type: "button", class: "link", "data-sort": column, onclick: () => setParams(slug, params, { sort: column, dir: nextDir, offset: null }) }, label + (active ? (dir === "asc" ? " ▲" : " ▼") : ""))
     )
   }
@@ -230,15 +300,15 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
     const data = result.value
     const last = Math.min(data.offset + data.pages.length, data.total)
     append(body, [
-      h(
+      tableWrap(h(
         "table",
-        { id: "pages-table" },
-        h("thead", null, h("tr", null, sortHeader("path", "Path", false), sortHeader("hits", "Hits", true), sortHeader("errors", "Errors", true), sortHeader("uniques", "Bots", true), h("th", null, "Last seen"))),
+        { id: "pages-table", "aria-label": "Crawled pages" },
+        h("thead", null, h("tr", null, sortHeader("path", "Path", false), sortHeader("hits", "Hits", true), sortHeader("errors", "Errors", true), sortHeader("uniques", "Bots", true), h("th", { scope: "col" }, "Last seen"))),
         h(
           "tbody",
           null,
           data.pages.length === 0
-            ? h("tr", null, h("td", { colspan: 5, class: "muted" }, "No crawled pages match."))
+            ? h("tr", null, h("td", { colspan: 5, class: "muted" }, "No crawled page matches these filters."))
             : data.pages.map((page) =>
               h(
                 "tr",
@@ -251,7 +321,7 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
               )
             )
         )
-      ),
+      ), "Crawled pages"),
       h(
         "div",
         { class: "pager" },
@@ -261,40 +331,79 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
       )
     ])
   })
-  append(section, [h("h2", null, "Crawled pages"), filters, body])
+  append(section, [h("h2", { id: "agent-pages-title" }, "Crawled pages"), filters, body])
   return section
+}
+
+/** A choice list: "any …" first, then the values seen, keeping the current one even if unseen now. */
+const choices = (name: string, anyLabel: string, values: ReadonlyArray<readonly [string, string]>, current: string | null) => {
+  const seen = current && !values.some(([v]) => v === current) ? [...values, [current, current] as const] : values
+  return h(
+    "select",
+    { id: `filter-${name}`, name },
+    h("option", { value: "" }, anyLabel),
+    seen.map(([value, label]) => h("option", { value, selected: current === value }, label))
+  )
+}
+
+const unique = <A>(items: ReadonlyArray<A>, key: (a: A) => string) => {
+  const out = new Map<string, A>()
+  for (const item of items) if (!out.has(key(item))) out.set(key(item), item)
+  return [...out.values()]
 }
 
 export const agentsPage = (slug: string, params: URLSearchParams) => {
   const page = h("div", { id: "agents-page" })
-  const dashboard = h("div", null, h("p", { class: "muted" }, "Loading…"))
+  const dashboard = h("div", null, loadingState())
   const range = params.get("range") ?? "30d"
-  const bot = h("input", { name: "bot", placeholder: "any bot", value: params.get("bot") ?? "", size: 14 })
-  const vendor = h("input", { name: "vendor", placeholder: "any vendor", value: params.get("vendor") ?? "", size: 14 })
-  const kind = h("select", { name: "kind" }, h("option", { value: "" }, "any kind"), KINDS.map((k) => h("option", { value: k, selected: params.get("kind") === k }, k)))
-  const rangeSelect = h("select", { name: "range" }, ["7d", "30d", "90d"].map((r) => h("option", { value: r, selected: r === range }, `last ${r}`)))
-  const verification = h(
-    "select",
-    { name: "verification" },
-    h("option", { value: "" }, "any verdict"),
-    VERDICTS.map((v) => h("option", { value: v, selected: params.get("verification") === v }, v))
-  )
-  const controls = h(
-    "form",
-    {
-      class: "row card",
-      onsubmit: (event: Event) => {
-        event.preventDefault()
-        setParams(slug, params, { range: rangeSelect.value, bot: bot.value.trim(), vendor: vendor.value.trim(), kind: kind.value, verification: verification.value, offset: null })
-      }
-    },
-    h("div", null, h("label", null, "Range"), rangeSelect),
-    h("div", null, h("label", null, "Bot"), bot),
-    h("div", null, h("label", null, "Vendor"), vendor),
-    h("div", null, h("label", null, "Kind"), kind),
-    h("div", null, h("label", null, "Verification"), verification),
-    h("div", null, h("button", { type: "submit" }, "Apply"))
-  )
+  const controls = h("form", { class: "row card", "aria-label": "Filters" }, loadingState("Loading the filters…"))
+  const active = h("div", { class: "chips", id: "active-filters" })
+
+  const drawControls = (seen: AgentsResponse | null) => {
+    const byBot = seen?.breakdowns.by_bot ?? []
+    const bot = choices("bot", "Any bot", unique(byBot, (r) => r.bot).map((r) => [r.bot, `${r.bot} (${r.vendor})`] as const), params.get("bot"))
+    const vendor = choices("vendor", "Any vendor", unique(byBot, (r) => r.vendor).map((r) => [r.vendor, r.vendor] as const), params.get("vendor"))
+    const seenKinds = unique(byBot, (r) => r.kind).map((r) => r.kind)
+    const kind = choices("kind", "Any kind", (seenKinds.length > 0 ? seenKinds : AGENT_KINDS).map((k) => [k, kindLabel(k)] as const), params.get("kind"))
+    const rangeSelect = h("select", { id: "filter-range", name: "range" }, RANGES.map((r) => h("option", { value: r, selected: r === range }, rangeLabel(r))))
+    const verification = choices("verification", "Any verdict", VERDICTS.map((v) => [v, verdictLabel(v)] as const), params.get("verification"))
+    clear(controls)
+    controls.onsubmit = (event: Event) => {
+      event.preventDefault()
+      setParams(slug, params, { range: rangeSelect.value, bot: bot.value, vendor: vendor.value, kind: kind.value, verification: verification.value, offset: null })
+    }
+    append(controls, [
+      h("div", null, h("label", { for: "filter-range" }, "Range"), rangeSelect),
+      h("div", null, h("label", { for: "filter-bot" }, "Bot"), bot),
+      h("div", null, h("label", { for: "filter-vendor" }, "Vendor"), vendor),
+      h("div", null, h("label", { for: "filter-kind" }, "Kind"), kind),
+      h("div", null, h("label", { for: "filter-verification" }, "Verification"), verification),
+      h("div", null, h("button", { type: "submit" }, "Apply"))
+    ])
+  }
+
+  // The filters in force, each removable.
+  const named: ReadonlyArray<readonly [string, string, (v: string) => string]> = [
+    ["bot", "Bot", (v) => v],
+    ["vendor", "Vendor", (v) => v],
+    ["kind", "Kind", kindLabel],
+    ["verification", "Verification", verdictLabel],
+    ["status", "Status", (v) => v]
+  ]
+  for (const [name, label, show] of named) {
+    const value = params.get(name)
+    if (value) {
+      append(active, [
+        h("span", { class: "chip active" }, `${label}: ${show(value)}`, h("button", {
+          type: "button",
+          class: "remove",
+          "aria-label": `Remove the ${label.toLowerCase()} filter`,
+          onclick: () => setParams(slug, params, { [name]: null, offset: null })
+        }, "×"))
+      ])
+    }
+  }
+
   const query = pick(params, FILTERS)
   const withVerdict = (verdict: string) => {
     const q = new URLSearchParams(query)
@@ -303,21 +412,27 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
   }
   const byBot = (result: Awaited<ReturnType<typeof withVerdict>>) =>
     new Map(result.ok ? result.value.breakdowns.by_bot.map((row) => [row.bot, row.hits] as const) : [])
-  void Promise.all([get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?${query.toString()}`), withVerdict("verified"), withVerdict("spoofed")])
+  const filtered = ["bot", "vendor", "kind", "verification"].some((name) => params.get(name))
+  const main = get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?${query.toString()}`)
+  // The choices: everything seen over the longest range, unfiltered (the same answer when nothing is filtered).
+  const seen = !filtered && range === "90d" ? main : get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?range=90d`)
+  void seen.then((result) => drawControls(result.ok ? result.value : null))
+  void Promise.all([main, withVerdict("verified"), withVerdict("spoofed")])
     .then(([result, verified, spoofed]) => {
       clear(dashboard)
       append(
         dashboard,
         result.ok
-          ? drawDashboard(result.value, { verified: byBot(verified), spoofed: byBot(spoofed) })
+          ? drawDashboard(slug, params, result.value, { verified: byBot(verified), spoofed: byBot(spoofed) })
           : [unavailable(result.error, "The agent dashboard")]
       )
     })
   append(page, [
     tabs(slug, "agents"),
-    h("h1", null, `AI crawlers and agents · ${slug}`),
-    h("p", { class: "muted" }, "Which AI crawlers and agents fetch this brand's pages (server logs, log drains, the tracking tag). Filters apply to every figure."),
+    nameInto(h("h1"), slug, (name) => `AI crawlers and agents · ${name}`),
+    h("p", { class: "muted" }, "Which AI crawlers and agents fetch this brand's pages (server logs, log drains, the tracking tag). Filters apply to every figure; the address of this view can be shared."),
     controls,
+    active,
     dashboard,
     pagesSection(slug, params)
   ])

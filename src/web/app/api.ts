@@ -1,5 +1,5 @@
 // A type-only import: erased from the browser bundle, so the page reads the server's own shape.
-import type { ScanStatus } from "../../visibility/Observations.js"
+import type { ScanStatus } from "../../observations/Observations.js"
 /**
  * Calls of the web application: the cookie-authenticated dashboard surface only (/api/v1).
  * The browser never holds an API key; the session cookie is HttpOnly and SameSite=Lax.
@@ -39,17 +39,47 @@ export const get = <A>(path: string) => call<A>("GET", path)
 export const post = <A>(path: string, body?: unknown) => call<A>("POST", path, body ?? {})
 export const put = <A>(path: string, body: unknown) => call<A>("PUT", path, body)
 
-/** A readable sentence for an error answer, with the hint of a 402. */
+/** The API's own message as the end of a sentence: capitalised, with a full stop. */
+const sentence = (text: string) => {
+  const trimmed = text.trim()
+  if (trimmed === "") return ""
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1)
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`
+}
+
+/** What went wrong, by status, in words; the API's message follows where it adds something. */
+const STATUS_SENTENCES: Readonly<Record<number, string>> = {
+  400: "Please check the form:",
+  401: "Your session has ended: please sign in again.",
+  403: "Your plan or account does not allow this.",
+  404: "This was not found in your account.",
+  409: "This already exists.",
+  413: "This is too large to send at once.",
+  429: "Too many requests or the monthly allowance is used up; try again later.",
+  503: "The service is busy or a dependency is down; try again in a minute."
+}
+
+/**
+ * A readable sentence for an error answer: what happened, then the API's message; never a bare
+ * status code. A plan limit is said once (the hint already names the plan and its cap).
+ */
 export const describeError = (error: ApiError): string => {
   const body = error.body
   if (error.status === 402 && body.error === "plan_limit_reached") {
-    return `Plan limit reached: the ${String(body["plan"])} plan allows ${String(body["limit"])} (${String(body["count"])} in use). ${
-      body.hint ?? ""
-    }`.trim()
+    const plan = String(body["plan"])
+    const hint = body.hint ?? ""
+    // The hint opens with "The <plan> plan allows <N things>. <what to do>": keep its words once.
+    const opening = new RegExp(`^The ${plan} plan allows ([^.]*)\\.\\s*`).exec(hint)
+    const allows = opening ? opening[1] : String(body["limit"])
+    const rest = opening ? hint.slice(opening[0].length) : hint
+    return `Plan limit reached: the ${plan} plan allows ${allows} (${String(body["count"])} in use). ${rest}`.trim()
   }
-  if (error.status === 501) return "Not available yet: this server does not compute this view yet (501 not implemented)."
-  if (error.status === 0) return "The server cannot be reached."
-  return `${body.error ?? "request failed"} (HTTP ${error.status})`
+  if (error.status === 501) return "This view is not available on this server yet."
+  if (error.status === 0) return "The server cannot be reached: check your connection and try again."
+  const message = typeof body.error === "string" ? body.error : ""
+  const lead = STATUS_SENTENCES[error.status] ?? (error.status >= 500 ? "Something went wrong on our side; try again in a minute." : "The request was refused.")
+  if (error.status === 401) return lead
+  return message === "" || message === "not implemented" ? lead.replace(/:$/, ".") : `${lead} ${sentence(message)}`
 }
 
 // Response shapes drawn by the pages (the public schemas of src/agents/Api.ts and src/visibility/Api.ts).
@@ -57,8 +87,16 @@ export const describeError = (error: ApiError): string => {
 export interface Me {
   readonly account: { readonly id: number; readonly name: string; readonly plan: string }
   readonly user: { readonly email: string }
-  readonly plan: { readonly id: string; readonly max_api_keys: number; readonly max_brands: number; readonly drain_ingest: boolean }
-  readonly usage: { readonly brands: number; readonly active_api_keys: number }
+  readonly plan: {
+    readonly id: string
+    readonly max_api_keys: number
+    readonly max_brands: number
+    readonly max_prompts?: number
+    readonly batch_ingest?: boolean
+    readonly drain_ingest: boolean
+    readonly monthly_events?: number
+  }
+  readonly usage: { readonly brands: number; readonly active_api_keys: number; readonly prompts?: number }
 }
 
 export interface ApiKey {
@@ -78,6 +116,23 @@ export interface Brand {
   readonly vertical: string
   readonly site_id: string
   readonly added_at: string
+  readonly scan_frequency_hours?: number
+}
+
+/** GET /api/v1/me/brands/{slug}/prompts (spec 2.4). */
+export interface PromptsResponse {
+  readonly prompts: ReadonlyArray<{ readonly id: string; readonly prompt: string; readonly topic: string; readonly intent: string }>
+  readonly count: number
+  readonly used_total: number
+  readonly limit: number
+}
+
+/** GET /api/v1/me/brands/{slug}/ingestion. */
+export interface IngestionHealthResponse {
+  readonly channels: ReadonlyArray<{ readonly channel: string; readonly format: string; readonly last_received_at: string | null }>
+  readonly spool_pending: number
+  readonly monthly_used: number
+  readonly monthly_cap: number
 }
 
 export interface CrawledPage {

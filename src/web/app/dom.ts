@@ -54,14 +54,19 @@ export const copyText = async (text: string): Promise<boolean> => {
   }
 }
 
-export const copyButton = (text: () => string, label = "Copy") => {
+export const copyButton = (text: () => string, label = "Copy", accessibleName?: string) => {
   const button: HTMLButtonElement = h("button", {
     type: "button",
     class: "secondary",
+    "aria-label": accessibleName ?? null,
     onclick: async () => {
       const ok = await copyText(text())
       button.textContent = ok ? "Copied" : "Copy failed"
-      setTimeout(() => (button.textContent = label), 2000)
+      if (accessibleName) button.setAttribute("aria-label", ok ? "Copied" : "Copy failed")
+      setTimeout(() => {
+        button.textContent = label
+        if (accessibleName) button.setAttribute("aria-label", accessibleName)
+      }, 2000)
     }
   }, label)
   return button

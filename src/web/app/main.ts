@@ -1,14 +1,18 @@
 import { type ApiKey, type Brand, describeError, get, type Me, post, put } from "./api.js"
 import { destroyCharts } from "./charts.js"
+import { isScreen, screenFor } from "./screens/index.js"
 import { append, clear, copyButton, formatDate, h } from "./dom.js"
 import { agentsPage } from "./agents.js"
 import { visibilityPage } from "./visibility.js"
 import { logSourcesPanel } from "./logSources.js"
 import { ingestionHealthCard, webhooksPage } from "./webhooks.js"
+import { PLAN_FOR, planLabel, VERTICAL_LABELS, verticalLabel } from "./labels.js"
+import { checklist, drainUrl, startPage } from "./onboarding.js"
+import { accountBrands, emptyState, errorBox, forgetBrands, loadingState } from "./ui.js"
 
 /**
  * The web application: one page, hash routes, the cookie session of the dashboard surface.
- * Routes: #/signin #/signup #/brands #/brands/<slug>/agents #/brands/<slug>/visibility
+ * Routes: #/signin #/signup #/start #/brands #/brands/<slug>/agents #/brands/<slug>/visibility
  * #/settings/security/api-keys #/settings/webhooks
  */
 
@@ -20,35 +24,39 @@ export const go = (hash: string) => {
   else location.hash = hash
 }
 
-const errorBox = (message: string) => h("div", { class: "error", role: "alert" }, message)
-
 const header = () =>
   h(
     "header",
     null,
-    h("span", { class: "brand" }, "AI Visibility"),
+    // Hash routes own the fragment, so the skip link is a button that moves focus to the page.
+    h("button", { type: "button", class: "skip secondary", onclick: () => document.querySelector<HTMLElement>("main")?.focus() }, "Skip to content"),
+    h("a", { class: "brand", href: me ? "#/brands" : "#/signin" }, "AI Visibility"),
     me
       ? h(
         "nav",
-        null,
+        { "aria-label": "Main" },
+        navLink("#/start", "Get started"),
         navLink("#/brands", "Brands"),
+        navLink("#/portfolio", "Portfolio"),
         navLink("#/settings/security/api-keys", "Settings"),
         navLink("#/settings/webhooks", "Webhooks"),
         h("a", { href: "/api/public/v1/docs" }, "API reference")
       )
-      : h("nav", null),
+      : h("nav", { "aria-label": "Main" }),
     me
       ? h(
-        "span",
-        { class: "muted" },
-        `${me.user.email} · ${me.account.name} (${me.account.plan}) `,
+        "div",
+        { class: "account" },
+        h("span", { class: "muted" }, `${me.user.email} · ${me.account.name} (${planLabel(me.account.plan)} plan)`),
         h("button", { type: "button", class: "secondary", id: "signout", onclick: signOut }, "Sign out")
       )
       : null
   )
 
-const navLink = (href: string, label: string) =>
-  h("a", { href, class: location.hash.startsWith(href) ? "active" : null }, label)
+const navLink = (href: string, label: string) => {
+  const active = location.hash === href || location.hash.startsWith(`${href}/`) || location.hash.startsWith(`${href}?`)
+  return h("a", { href, class: active ? "active" : null, "aria-current": active ? "page" : null }, label)
+}
 
 const signOut = async () => {
   await post("/api/v1/auth/logout")
@@ -85,8 +93,12 @@ const authPage = (mode: "signin" | "signup") => {
         const result = mode === "signup"
           ? await post("/api/v1/auth/signup", { email: email.value, password: password.value, account_name: accountName.value })
           : await post("/api/v1/auth/login", { email: email.value, password: password.value })
-        if (!result.ok) return append(message, [errorBox(describeError(result.error))])
+        if (!result.ok) {
+          const text = result.error.status === 401 && mode === "signin" ? "The email or the password is not right." : describeError(result.error)
+          return append(message, [errorBox(text)])
+        }
         await loadMe()
+        forgetBrands()
         go("#/brands")
       }
     },
@@ -130,8 +142,8 @@ const keysPage = () => {
     append(list, [
       h("p", { class: "muted", id: "key-usage" }, `${active} of ${result.value.limit} active keys allowed by your plan.`),
       result.value.keys.length === 0
-        ? h("p", { class: "muted" }, "No API keys yet.")
-        : h(
+        ? emptyState("No API keys yet. Create one above to read your brands from your own scripts, a BI tool or an AI assistant (MCP).")
+        : h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": "API keys" }, h(
           "table",
           { id: "keys-table" },
           h(
@@ -157,11 +169,11 @@ const keysPage = () => {
                     ? h("span", { class: "badge revoked" }, `Revoked ${formatDate(key.revoked_at)}`)
                     : h("span", { class: "badge active" }, "Active")
                 ),
-                h("td", null, key.revoked_at ? null : h("button", { type: "button", class: "danger revoke", onclick: () => askRevoke(key) }, "Revoke"))
+                h("td", null, key.revoked_at ? null : h("button", { type: "button", class: "danger revoke", "aria-label": `Revoke ${key.name}`, onclick: () => askRevoke(key) }, "Revoke"))
               )
             )
           )
-        )
+        ))
     ])
   }
 
@@ -218,7 +230,7 @@ const keysPage = () => {
         await refresh()
       }
     },
-    h("div", null, h("label", { for: "key-name" }, "Name"), name),
+    h("div", { class: "field grow" }, h("label", { for: "key-name" }, "Name"), name),
     h("div", null, h("button", { type: "submit", id: "create-key" }, "Create key"))
   )
 
@@ -246,11 +258,10 @@ const keysPage = () => {
 // Brands
 // ---------------------------------------------------------------------------
 
-export const drainUrl = (siteId: string) => `${location.origin}/api/public/v1/agents/ingest/drain?site_id=${siteId}`
-
 const brandCard = (brand: Brand) => {
-  const secretStatus = h("span")
-  const secret = h("input", { type: "password", placeholder: "signing secret of the drain", autocomplete: "off" })
+  const secretStatus = h("span", { role: "status" })
+  const secretId = `drain-secret-${brand.brand_slug}`
+  const secret = h("input", { id: secretId, type: "password", placeholder: "signing secret of the drain", autocomplete: "off" })
   const saveSecret = async (value: string | null) => {
     const result = await put(`/api/v1/me/brands/${brand.brand_slug}/drain-secret`, { secret: value })
     clear(secretStatus)
@@ -260,60 +271,80 @@ const brandCard = (brand: Brand) => {
     ])
   }
   const url = drainUrl(brand.site_id)
+  const plan = me?.plan
+  const drainOk = plan?.drain_ingest ?? true
+  const entitled = plan === undefined ? undefined : { plan: plan.id, drain: plan.drain_ingest, batch: plan.batch_ingest ?? plan.drain_ingest }
   return h(
-    "div",
-    { class: "card", "data-brand": brand.brand_slug },
-    h("h2", null, brand.brand_name, " ", h("span", { class: "muted" }, `${brand.brand_slug} · ${brand.domain} · ${brand.vertical}`)),
+    "section",
+    { class: "card", "data-brand": brand.brand_slug, "aria-labelledby": `brand-${brand.brand_slug}` },
+    h("h2", { id: `brand-${brand.brand_slug}` }, brand.brand_name),
+    h("p", { class: "muted" }, `${brand.domain} · ${verticalLabel(brand.vertical)} · slug `, h("code", null, brand.brand_slug)),
     h(
       "p",
-      null,
+      { class: "actions" },
       h("a", { href: `#/brands/${brand.brand_slug}/agents` }, "Agent dashboard"),
-      " · ",
-      h("a", { href: `#/brands/${brand.brand_slug}/visibility` }, "Visibility")
+      h("a", { href: `#/brands/${brand.brand_slug}/visibility` }, "Visibility"),
+      h("a", { href: `#/start?brand=${brand.brand_slug}` }, "Set-up checklist")
     ),
-    h("label", null, "Site id"),
-    h("p", null, h("code", { class: "site-id" }, brand.site_id), " ", copyButton(() => brand.site_id)),
-    h("label", null, "Log drain URL"),
-    h("p", null, h("code", { class: "drain-url" }, url), " ", copyButton(() => url)),
-    h(
-      "p",
-      { class: "muted" },
-      "Paste this URL into your hosting platform's log drain and add the header ",
-      h("code", null, "Authorization: Bearer <API key>"),
-      " (Growth plan or higher)."
-    ),
-    logSourcesPanel(url, brand.site_id),
-    h("label", null, "Drain signing secret"),
-    h(
-      "div",
-      { class: "row" },
-      secret,
-      h("button", { type: "button", class: "secondary", onclick: () => secret.value.trim() !== "" && saveSecret(secret.value.trim()) }, "Save secret"),
-      h("button", { type: "button", class: "secondary", onclick: () => saveSecret(null) }, "Remove secret"),
-      secretStatus
-    ),
-    h("p", { class: "muted" }, "When a secret is saved, deliveries without a matching x-drain-signature are refused (403)."),
+    h("h3", null, "Site id"),
+    h("p", null, h("code", { class: "site-id" }, brand.site_id), " ", copyButton(() => brand.site_id, "Copy", `Copy the site id of ${brand.brand_name}`)),
+    h("h3", null, "Log drain URL ", h("span", { class: "pill-plan" }, `${planLabel(PLAN_FOR.drain)} plan`)),
+    h("p", null, h("code", { class: "drain-url" }, url), " ", copyButton(() => url, "Copy", `Copy the log drain URL of ${brand.brand_name}`)),
+    drainOk
+      ? h(
+        "p",
+        { class: "muted" },
+        "Paste this URL into your hosting platform's log drain and add the header ",
+        h("code", null, "Authorization: Bearer <API key>"),
+        "."
+      )
+      : h(
+        "p",
+        { class: "notice", id: `drain-plan-${brand.brand_slug}` },
+        `Log drains need the ${planLabel(PLAN_FOR.drain)} plan or higher; this account is on the ${planLabel(plan?.id ?? "free")} plan, so deliveries to this URL are refused until it is upgraded. `,
+        "The tracking tag on the agent dashboard works on every plan."
+      ),
+    logSourcesPanel(url, brand.site_id, entitled),
+    h("details", null,
+      h("summary", null, "Drain signing secret (optional)"),
+      h("label", { for: secretId }, "Signing secret"),
+      h(
+        "div",
+        { class: "row" },
+        secret,
+        h("button", { type: "button", class: "secondary", onclick: () => secret.value.trim() !== "" && saveSecret(secret.value.trim()) }, "Save secret"),
+        h("button", { type: "button", class: "secondary", onclick: () => saveSecret(null) }, "Remove secret"),
+        secretStatus
+      ),
+      h("p", { class: "muted" }, "With a secret saved, deliveries must carry the platform's x-drain-signature; unsigned ones are refused.")),
     ingestionHealthCard(brand.brand_slug)
   )
 }
 
-const brandsPage = () => {
+const brandsPage = (params: URLSearchParams) => {
   const page = h("div")
-  const list = h("div")
+  const list = h("div", null, loadingState())
+  const onboarding = h("div")
   const status = h("div")
-  const field = (id: string, label: string, input: HTMLElement) => h("div", null, h("label", { for: id }, label), input)
-  const slug = h("input", { id: "brand-slug", placeholder: "acme", pattern: "[a-z0-9-]+", required: true })
+  const field = (id: string, label: string, input: HTMLElement, hint?: string) =>
+    h("div", { class: "field" }, h("label", { for: id }, label), input, hint ? h("span", { class: "hint", id: `${id}-hint` }, hint) : null)
+  const slug = h("input", { id: "brand-slug", placeholder: "acme", pattern: "[a-z0-9-]+", required: true, "aria-describedby": "brand-slug-hint" })
   const name = h("input", { id: "brand-name", placeholder: "Acme", required: true })
   const domain = h("input", { id: "brand-domain", placeholder: "acme.com", required: true })
-  const vertical = h("select", { id: "brand-vertical" }, ["saas", "retail", "finance", "healthcare", "other"].map((v) => h("option", { value: v }, v)))
+  const vertical = h("select", { id: "brand-vertical" }, Object.entries(VERTICAL_LABELS).map(([v, label]) => h("option", { value: v }, label)))
 
   const refresh = async () => {
+    forgetBrands()
     const result = await get<{ brands: ReadonlyArray<Brand>; count: number; limit: number }>("/api/v1/me/brands")
     clear(list)
-    if (!result.ok) return append(list, [errorBox(describeError(result.error))])
+    clear(onboarding)
+    if (!result.ok) return append(list, [errorBox(`Your brands could not be loaded. ${describeError(result.error)}`)])
+    if (me) append(onboarding, [checklist(me, result.value.brands, null, true)])
     append(list, [
-      h("p", { class: "muted" }, `${result.value.count} of ${result.value.limit} brands allowed by your plan.`),
-      result.value.brands.length === 0 ? h("p", { class: "muted" }, "No brands yet: add one below.") : null,
+      h("p", { class: "muted" }, `${result.value.count} of ${result.value.limit} brands allowed by your ${planLabel(me?.plan.id ?? "")} plan.`),
+      result.value.brands.length === 0
+        ? emptyState("No brand yet. Add the brand you want to watch with the form below: it gets a site id for your logs and a place for competitors and prompts.")
+        : null,
       result.value.brands.map(brandCard)
     ])
   }
@@ -321,7 +352,7 @@ const brandsPage = () => {
   const form = h(
     "form",
     {
-      class: "row",
+      class: "form-row",
       onsubmit: async (event: Event) => {
         event.preventDefault()
         clear(status)
@@ -331,25 +362,43 @@ const brandsPage = () => {
           domain: domain.value.trim(),
           vertical: vertical.value
         })
-        if (!result.ok) return append(status, [errorBox(describeError(result.error))])
+        if (!result.ok) return append(status, [errorBox(`The brand was not added. ${describeError(result.error)}`)])
         slug.value = name.value = domain.value = ""
         await refresh()
       }
     },
-    field("brand-slug", "Slug", slug),
     field("brand-name", "Name", name),
-    field("brand-domain", "Domain", domain),
-    field("brand-vertical", "Vertical", vertical),
-    h("div", null, h("button", { type: "submit", id: "create-brand" }, "Add brand"))
+    field("brand-domain", "Website", domain),
+    field("brand-slug", "Short name (slug)", slug, "lowercase letters, digits, hyphens; used in URLs and the API"),
+    field("brand-vertical", "Industry", vertical),
+    h("div", { class: "field" }, h("button", { type: "submit", id: "create-brand" }, "Add brand"))
   )
-  append(page, [h("h1", null, "Brands"), list, h("div", { class: "card" }, h("h2", null, "Add a brand"), form, status)])
-  void refresh()
+  append(page, [
+    h("h1", null, "Brands"),
+    onboarding,
+    list,
+    h("section", { class: "card", id: "add-brand", "aria-labelledby": "add-brand-title" }, h("h2", { id: "add-brand-title" }, "Add a brand"), form, status)
+  ])
+  void refresh().then(() => {
+    if (params.get("add") === "1") {
+      document.getElementById("add-brand")?.scrollIntoView()
+      name.focus()
+    }
+  })
   return page
 }
 
 // ---------------------------------------------------------------------------
 // Routing
 // ---------------------------------------------------------------------------
+
+const TITLES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^signup/, "Create your account"],
+  [/^signin/, "Sign in"],
+  [/^start/, "Getting started"],
+  [/^settings\/webhooks/, "Webhooks"],
+  [/^settings/, "API keys"]
+]
 
 const render = async () => {
   destroyCharts()
@@ -361,12 +410,16 @@ const render = async () => {
   let page: HTMLElement
   if (parts[0] === "signup") page = authPage("signup")
   else if (parts[0] === "signin" || me === null) page = authPage("signin")
+  else if (parts[0] === "start") page = startPage(me, await accountBrands(), params)
   else if (parts[0] === "settings" && parts[1] === "webhooks") page = webhooksPage()
   else if (parts[0] === "settings") page = keysPage()
   else if (parts[0] === "brands" && parts[1] && parts[2] === "agents") page = agentsPage(parts[1], params)
+  else if (isScreen(parts)) page = screenFor(parts, params)
   else if (parts[0] === "brands" && parts[1] && parts[2] === "visibility") page = visibilityPage(parts[1], params)
-  else page = brandsPage()
-  append(root, [header(), h("main", null, page)])
+  else page = brandsPage(params)
+  const title = TITLES.find(([pattern]) => pattern.test(parts.join("/")))?.[1] ?? "Brands"
+  document.title = `${title} · AI Visibility`
+  append(root, [header(), h("main", { tabindex: -1 }, page)])
 }
 
 window.addEventListener("hashchange", () => void render())

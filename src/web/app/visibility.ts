@@ -1,13 +1,15 @@
 import { get, type IndustryMetricsResponse, type ModelResponse, type ScanStatusResponse, type SnapshotsResponse } from "./api.js"
 import { tabs, unavailable } from "./agents.js"
 import { chart, PALETTE } from "./charts.js"
-import { append, clear, formatNumber, formatPercent, h } from "./dom.js"
+import { append, clear, formatDate, formatNumber, formatPercent, h } from "./dom.js"
+import { engineLabel, RANGES, rangeLabel } from "./labels.js"
+import { emptyState, loadingState, nameInto, tableWrap } from "./ui.js"
 
 /** How AI answer engines talk about one brand: daily snapshots, share of voice, engines. */
 
 const section = (title: string, id: string) => {
-  const body = h("div", null, h("p", { class: "muted" }, "Loading…"))
-  return { body, element: h("div", { class: "card", id }, h("h2", null, title), body) }
+  const body = h("div", null, loadingState())
+  return { body, element: h("section", { class: "card", id, "aria-labelledby": `${id}-title` }, h("h2", { id: `${id}-title` }, title), body) }
 }
 
 const signed = (value: number, digits = 1) => `${value >= 0 ? "+" : ""}${value.toFixed(digits)}`
@@ -33,9 +35,16 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
   const query = `range=${encodeURIComponent(range)}`
   const rangeSelect = h(
     "select",
-    { name: "range", onchange: () => (location.hash = `#/brands/${slug}/visibility?range=${rangeSelect.value}`) },
-    ["7d", "30d", "90d"].map((r) => h("option", { value: r, selected: r === range }, `last ${r}`))
+    { id: "visibility-range", name: "range" },
+    RANGES.map((r) => h("option", { value: r, selected: r === range }, rangeLabel(r)))
   )
+  const noAnswers = () =>
+    emptyState(
+      `No answers from AI engines for this brand in the ${rangeLabel(range).toLowerCase()} yet. They appear after the next scan of your monitored prompts, or once you import answers.`,
+      h("a", { href: `#/start?brand=${slug}` }, "See what to set up"),
+      range !== "90d" ? h("a", { href: `#/brands/${slug}/visibility?range=90d` }, "Look at the last 90 days") : null
+    )
+  const legendSide = window.innerWidth < 600 ? "bottom" : "right"
   const snapshots = section("Daily snapshots", "snapshots")
   const share = section("Share of voice", "share-of-voice")
   const engines = section("Engines", "engines")
@@ -46,21 +55,21 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     const rows = result.value.snapshots
     append(snapshots.body, [
       rows.length === 0
-        ? h("p", { class: "muted" }, "No answer observations in this range yet.")
+        ? noAnswers()
         : chart("Mention rate and citation rate per day", {
           type: "line",
           data: {
-            labels: rows.map((row) => row.date),
+            labels: rows.map((row) => new Date(`${row.date}T00:00:00Z`).toLocaleDateString("en-US", { month: "short", day: "numeric", timeZone: "UTC" })),
             datasets: [
-              { label: "mention rate", data: rows.map((row) => row.total_responses === 0 ? 0 : row.brand_mentions / row.total_responses), borderColor: PALETTE[0]!, backgroundColor: PALETTE[0]! },
+              { label: "Mention rate", data: rows.map((row) => row.total_responses === 0 ? 0 : row.brand_mentions / row.total_responses), borderColor: PALETTE[0]!, backgroundColor: PALETTE[0]! },
               // The 95% band of the mention rate: its two edges, dashed.
               { label: "95% low", data: rows.map((row) => row.mention_rate_ci95?.[0] ?? null), borderColor: PALETTE[0]!, borderDash: [4, 4], borderWidth: 1, pointRadius: 0 },
               { label: "95% high", data: rows.map((row) => row.mention_rate_ci95?.[1] ?? null), borderColor: PALETTE[0]!, borderDash: [4, 4], borderWidth: 1, pointRadius: 0 },
-              { label: "citation rate", data: rows.map((row) => row.citation_rate), borderColor: PALETTE[1]!, backgroundColor: PALETTE[1]! },
-              { label: "sentiment (-1..1)", data: rows.map((row) => row.sentiment_avg), borderColor: PALETTE[2]!, backgroundColor: PALETTE[2]! }
+              { label: "Citation rate", data: rows.map((row) => row.citation_rate), borderColor: PALETTE[1]!, backgroundColor: PALETTE[1]! },
+              { label: "Sentiment (−1 to 1)", data: rows.map((row) => row.sentiment_avg), borderColor: PALETTE[2]!, backgroundColor: PALETTE[2]! }
             ]
           },
-          options: { scales: { y: { suggestedMin: 0, suggestedMax: 1 } } }
+          options: { scales: { x: { ticks: { maxRotation: 0, autoSkip: true } }, y: { suggestedMin: 0, suggestedMax: 1 } }, plugins: { legend: { position: "bottom" } } }
         }, 300)
     ])
   })
@@ -71,19 +80,19 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     const ranking = result.value.ranking
     append(share.body, [
       ranking.length === 0
-        ? h("p", { class: "muted" }, "No mentions in this range yet.")
+        ? h("p", { class: "empty" }, "No brand or competitor was mentioned in this range yet: share of voice appears with the first answers that name one.")
         : h(
           "div",
           { class: "grid2" },
           chart("Share of voice", {
             type: "doughnut",
             data: { labels: ranking.map((row) => row.name), datasets: [{ data: ranking.map((row) => row.share), backgroundColor: PALETTE }] },
-            options: { plugins: { legend: { position: "right" } } }
+            options: { plugins: { legend: { position: legendSide } } }
           }),
-          h(
+          tableWrap(h(
             "table",
-            null,
-            h("thead", null, h("tr", null, h("th", null, "Entity"), h("th", { class: "num" }, "Mentions"), h("th", { class: "num" }, "Share"), h("th", { class: "num" }, "Δ"))),
+            { "aria-label": "Share of voice" },
+            h("thead", null, h("tr", null, h("th", { scope: "col" }, "Brand"), h("th", { class: "num", scope: "col" }, "Mentions"), h("th", { class: "num", scope: "col" }, "Share"), h("th", { class: "num", scope: "col" }, "Change"))),
             h(
               "tbody",
               null,
@@ -98,7 +107,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
                 )
               )
             )
-          )
+          ))
         )
     ])
   })
@@ -109,26 +118,26 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     const rows = result.value.engines
     append(engines.body, [
       rows.length === 0
-        ? h("p", { class: "muted" }, "No engine data in this range yet.")
+        ? noAnswers()
         : h(
           "div",
           null,
           chart("AI presence score per engine", {
             type: "bar",
             data: {
-              labels: rows.map((row) => row.engine),
+              labels: rows.map((row) => engineLabel(row.engine)),
               datasets: [
-                { label: "score (0-100)", data: rows.map((row) => row.score), backgroundColor: PALETTE[0]! },
+                { label: "Score (0–100)", data: rows.map((row) => row.score), backgroundColor: PALETTE[0]! },
                 // The 95% interval as a thin floating bar beside each score (an error bar).
                 { label: "95% interval", data: rows.map((row) => row.score_ci95 == null ? null : [row.score_ci95[0], row.score_ci95[1]]), backgroundColor: PALETTE[3]!, barPercentage: 0.25 }
               ]
             },
-            options: { scales: { y: { beginAtZero: true, suggestedMax: 100 } } }
+            options: { scales: { x: { ticks: { autoSkip: false, maxRotation: 60 } }, y: { beginAtZero: true, suggestedMax: 100 } }, plugins: { legend: { position: "bottom" } } }
           }),
-          h(
+          tableWrap(h(
             "table",
-            null,
-            h("thead", null, h("tr", null, h("th", null, "Engine"), h("th", { class: "num" }, "Answers"), h("th", { class: "num" }, "Score"), h("th", { class: "num" }, "Δ"))),
+            { "aria-label": "Engines" },
+            h("thead", null, h("tr", null, h("th", { scope: "col" }, "Engine"), h("th", { class: "num", scope: "col" }, "Answers"), h("th", { class: "num", scope: "col" }, "Score"), h("th", { class: "num", scope: "col" }, "Change"))),
             h(
               "tbody",
               null,
@@ -136,14 +145,14 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
                 h(
                   "tr",
                   null,
-                  h("td", null, row.engine),
+                  h("td", null, engineLabel(row.engine)),
                   h("td", { class: "num" }, row.n === undefined ? "" : formatNumber(row.n)),
                   h("td", { class: "num" }, (row.n === 0 ? "–" : row.score.toFixed(1)) + (row.n === 0 ? "" : plusMinus(row.score_ci95, 1))),
                   h("td", { class: "num" }, row.n === 0 ? h("span", { class: "muted" }, "no answers") : change(row.delta, row.delta_ci95 === null, row.delta_ci95, row.significant, 1, " pt"))
                 )
               )
             )
-          )
+          ))
         )
     ])
   })
@@ -160,11 +169,14 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
         `Tokens this month: ${formatNumber(month_tokens)}` + (monthly_token_budget === null ? "" : ` of ${formatNumber(monthly_token_budget)}`)
       ),
       rows.length === 0
-        ? h("p", { class: "muted" }, "No scan yet: configure answer engines (README) or import observations.")
-        : h(
+        ? emptyState(
+          "No scan has run for this brand yet. The server asks the answer engines your monitored prompts once its operator has configured the engines' keys; answers collected elsewhere can be imported.",
+          h("a", { href: `#/start?brand=${slug}` }, "See the set-up steps")
+        )
+        : tableWrap(h(
           "table",
-          null,
-          h("thead", null, h("tr", null, h("th", null, "Engine"), h("th", null, "Scanned"), h("th", { class: "num" }, "Stored"), h("th", { class: "num" }, "Failed"), h("th", null, "Status"))),
+          { "aria-label": "Last scan per engine" },
+          h("thead", null, h("tr", null, h("th", { scope: "col" }, "Engine"), h("th", { scope: "col" }, "Scanned"), h("th", { class: "num", scope: "col" }, "Answers stored"), h("th", { class: "num", scope: "col" }, "Failed"), h("th", { scope: "col" }, "Status"))),
           h(
             "tbody",
             null,
@@ -172,15 +184,15 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
               h(
                 "tr",
                 null,
-                h("td", null, row.engine),
-                h("td", null, row.scanned_at.replace("T", " ").slice(0, 16) + " UTC"),
+                h("td", null, engineLabel(row.engine)),
+                h("td", null, formatDate(row.scanned_at)),
                 h("td", { class: "num" }, formatNumber(row.observations)),
                 h("td", { class: "num" }, formatNumber(row.failures)),
-                h("td", null, row.last_error === null ? "ok" : h("span", { class: "muted" }, `failed: ${row.last_error}`))
+                h("td", null, row.last_error === null ? "OK" : h("span", { class: "muted" }, `Failed: ${row.last_error}`))
               )
             )
           )
-        )
+        ))
     ])
   })
 
@@ -188,8 +200,21 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     "div",
     { id: "visibility-page" },
     tabs(slug, "visibility"),
-    h("h1", null, `Visibility in AI answers · ${slug}`),
-    h("div", { class: "row card" }, h("div", null, h("label", null, "Range"), rangeSelect)),
+    nameInto(h("h1"), slug, (name) => `Visibility in AI answers · ${name}`),
+    h("p", { class: "muted" }, "How often AI answer engines mention this brand and its competitors, with 95% intervals: a change marked n.s. is within the noise."),
+    h(
+      "form",
+      {
+        class: "row card",
+        "aria-label": "Range",
+        onsubmit: (event: Event) => {
+          event.preventDefault()
+          location.hash = `#/brands/${slug}/visibility?range=${rangeSelect.value}`
+        }
+      },
+      h("div", null, h("label", { for: "visibility-range" }, "Range"), rangeSelect),
+      h("div", null, h("button", { type: "submit" }, "Apply"))
+    ),
     snapshots.element,
     share.element,
     engines.element,

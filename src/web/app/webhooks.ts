@@ -1,6 +1,8 @@
 import { EVENT_TYPES as ALL_EVENT_TYPES } from "../../webhooks/EventTypes.js"
 import { call, describeError, get, post } from "./api.js"
 import { append, clear, copyButton, formatDate, formatNumber, h } from "./dom.js"
+import { channelLabel } from "./labels.js"
+import { emptyState, loadingState, tableWrap } from "./ui.js"
 
 /**
  * Webhooks (#/settings/webhooks): endpoints with their events, test, rotation, enable/disable and
@@ -69,9 +71,9 @@ const secretPanel = (title: string, secret: string, done: () => void) =>
 const deliveriesTable = (endpointId: string, rows: ReadonlyArray<Delivery>, reload: () => void) =>
   rows.length === 0
     ? h("p", { class: "muted" }, "No deliveries yet.")
-    : h(
+    : tableWrap(h(
       "table",
-      { class: "deliveries" },
+      { class: "deliveries", "aria-label": "Deliveries" },
       h("thead", null, h("tr", null, ["Event", "Status", "Attempts", "Last response", "Created", "Next attempt", ""].map((t) => h("th", null, t)))),
       h(
         "tbody",
@@ -108,7 +110,7 @@ const deliveriesTable = (endpointId: string, rows: ReadonlyArray<Delivery>, relo
           )
         )
       )
-    )
+    ), "Deliveries")
 
 const endpointCard = (endpoint: Endpoint, refresh: () => Promise<void>) => {
   const status = h("div")
@@ -192,21 +194,23 @@ export const webhooksPage = () => {
     clear(list)
     clear(log)
     if (!endpoints.ok) append(list, [errorBox(describeError(endpoints.error))])
-    else if (endpoints.value.webhooks.length === 0) append(list, [h("p", { class: "muted" }, "No webhooks yet.")])
+    else if (endpoints.value.webhooks.length === 0) {
+      append(list, [emptyState("No webhooks yet. Add one above to be told when a new AI bot shows up, traffic turns out spoofed, visibility moves or a log source goes quiet.")])
+    }
     else append(list, [endpoints.value.webhooks.map((e) => endpointCard(e, refresh))])
     if (!events.ok) append(log, [errorBox(describeError(events.error))])
     else {
       append(log, [
         events.value.events.length === 0
           ? h("p", { class: "muted" }, "No events yet.")
-          : h(
+          : tableWrap(h(
             "table",
-            { id: "event-log" },
+            { id: "event-log", "aria-label": "Event log" },
             h("thead", null, h("tr", null, h("th", null, "When"), h("th", null, "Event"), h("th", null, "Data"))),
             h("tbody", null, events.value.events.map((e) =>
               h("tr", null, h("td", null, formatDate(e.created_at)), h("td", null, e.type), h("td", null, h("code", null, JSON.stringify(e.data))))
             ))
-          )
+          ), "Event log")
       ])
     }
   }
@@ -263,10 +267,10 @@ const advice = (c: ChannelHealth, health: IngestionHealth): ReadonlyArray<string
 }
 
 export const ingestionHealthCard = (slug: string) => {
-  const body = h("div", null, h("p", { class: "muted" }, "Loading…"))
+  const body = h("div", null, loadingState())
   void get<IngestionHealth>(`/api/v1/me/brands/${slug}/ingestion`).then((result) => {
     clear(body)
-    if (!result.ok) return append(body, [errorBox(describeError(result.error))])
+    if (!result.ok) return append(body, [errorBox(`Ingestion health could not be loaded. ${describeError(result.error)}`)])
     const health = result.value
     append(body, [
       h(
@@ -276,16 +280,22 @@ export const ingestionHealthCard = (slug: string) => {
         health.spool_pending > 0 ? ` ${health.spool_pending} drain deliveries wait in the spool.` : ""
       ),
       health.channels.length === 0
-        ? h("p", { class: "muted" }, "Nothing received yet.")
-        : h(
+        ? h(
+          "p",
+          { class: "muted" },
+          health.monthly_used > 0
+            ? "No log source has delivered to this brand lately."
+            : "Nothing received yet: connect a log source above, or paste the tracking tag from the agent dashboard."
+        )
+        : tableWrap(h(
           "table",
-          { class: "ingestion-health" },
+          { class: "ingestion-health", "aria-label": "Ingestion health" },
           h("thead", null, h("tr", null, ["Channel", "Last received", "Deliveries 24h", "Records", "Accepted", "Skipped", "Unparseable", "Bad signature"].map((t) => h("th", null, t)))),
           h("tbody", null, health.channels.flatMap((c) => [
             h(
               "tr",
               null,
-              h("td", null, c.channel, h("div", { class: "muted" }, c.format)),
+              h("td", null, channelLabel(c.channel), h("div", { class: "muted" }, c.format)),
               h("td", null, formatDate(c.last_received_at)),
               [c.deliveries_24h, c.records_24h, c.accepted_24h, c.skipped_24h, c.unparseable_24h, c.signature_failures_24h].map((n) =>
                 h("td", { class: "num" }, formatNumber(n))
@@ -293,8 +303,8 @@ export const ingestionHealthCard = (slug: string) => {
             ),
             ...advice(c, health).map((text) => h("tr", null, h("td", { colspan: 8 }, h("div", { class: "notice" }, text))))
           ]))
-        )
+        ), "Ingestion health")
     ])
   })
-  return h("div", null, h("label", null, "Ingestion health"), body)
+  return h("div", null, h("h3", null, "Ingestion health"), body)
 }

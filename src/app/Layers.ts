@@ -1,0 +1,224 @@
+import { HttpApiBuilder, HttpRouter } from "@effect/platform"
+import type { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { Accounts, AccountsLive } from "../accounts/Accounts.js"
+import { ApiKeys, ApiKeysLive } from "../accounts/ApiKeys.js"
+import { AuthHttpLive, BearerAuthLive, MeHttpLive, SessionAuthLive } from "../accounts/Http.js"
+import { KeyHashing, KeyHashingLive } from "../accounts/KeyHashing.js"
+import { ApiKeysRepo, ApiKeysRepoLive } from "../accounts/KeysRepo.js"
+import { PasswordHasher, PasswordHasherLive } from "../accounts/Passwords.js"
+import { AccountsRepo, AccountsRepoLive } from "../accounts/Repo.js"
+import { Agents, AgentsLive } from "../agents/Agents.js"
+import { AgentsConfig, AgentsConfigLive } from "../agents/Config.js"
+import { AgentsHttpLive } from "../agents/Http.js"
+import { AgentsRepo, AgentsRepoLive } from "../agents/Repo.js"
+import { RetentionLive } from "../agents/Retention.js"
+import { SpanRollerLive } from "../agents/SpanRoller.js"
+import { TagLive } from "../agents/Tag.js"
+import { ServerApi } from "../api.js"
+import { Brands, BrandsLive } from "../brands/Brands.js"
+import { BrandsHttpLive, DashboardBrandsHttpLive } from "../brands/Http.js"
+import { BrandsRepo, BrandsRepoLive } from "../brands/Repo.js"
+import { Classifier, ClassifierLive } from "../catalog/Classifier.js"
+import { IngestionConfig, IngestionConfigLive } from "../ingestion/Config.js"
+import { FastlyChallengeLive } from "../ingestion/FastlyChallenge.js"
+import { DrainDecoder, DrainDecoderLive } from "../ingestion/DrainDecoder.js"
+import { HitsRepo, HitsRepoLive } from "../ingestion/HitsRepo.js"
+import { IngestionHttpLive } from "../ingestion/Http.js"
+import { Ingestion, IngestionLive, SpoolReplayLive } from "../ingestion/Ingestion.js"
+import { QuotaRepo, QuotaRepoLive } from "../ingestion/QuotaRepo.js"
+import { Spool, SpoolLive } from "../ingestion/Spool.js"
+import { AppConfig, AppConfigLive } from "../platform/Config.js"
+import { MigratedSqlLive } from "../platform/Database.js"
+import type { Database } from "../platform/Sql.js"
+import { apiErrorTags } from "../platform/Edge.js"
+import { Lifecycle, LifecycleLive } from "../platform/Lifecycle.js"
+import { edgeMiddleware } from "../platform/Middleware.js"
+import { ReadinessChecks } from "../platform/Readiness.js"
+import { RequestLog, RequestLogLive } from "../platform/RequestLog.js"
+import { spoolReadiness } from "../ingestion/Readiness.js"
+import { OpsRoutesLive } from "./OpsRoutes.js"
+import { RateLimiter, RateLimiterLive } from "../platform/RateLimiter.js"
+import { PartitionMaintenanceLive, TimePartitions, TimePartitionsLive } from "../platform/TimePartitions.js"
+import { SystemHttpLive } from "./SystemHttp.js"
+import { CitationsHttpLive, IndustryHttpLive, VisibilityHttpLive } from "../visibility/Http.js"
+import { WebLive } from "../web/Http.js"
+import { TwinsHttpLive } from "../web/Twins.js"
+import { McpLive } from "../mcp/Server.js"
+import { Analysis, AnalysisLive } from "../observations/Analysis.js"
+import { Observations, ObservationsLive } from "../observations/Observations.js"
+import { ObservationsHttpLive } from "../observations/Http.js"
+import { ObservationsRepo, ObservationsRepoLive } from "../observations/Repo.js"
+import { Visibility, VisibilityConfig, VisibilityConfigLive, VisibilityLive } from "../visibility/Visibility.js"
+import { VisibilityRepo, VisibilityRepoLive } from "../visibility/Repo.js"
+import { VerificationRepo, VerificationRepoLive } from "../verification/Repo.js"
+import { Resolver, ResolverLive } from "../verification/Resolver.js"
+import { Verification, VerificationConfig, VerificationConfigLive, VerificationLive } from "../verification/Verification.js"
+import { Alerts, AlertsLive } from "../webhooks/Alerts.js"
+import { WebhooksConfig, WebhooksConfigLive } from "../webhooks/Config.js"
+import { WebhooksHttpLive } from "../webhooks/Http.js"
+import { WebhooksRepo, WebhooksRepoLive } from "../webhooks/Repo.js"
+import { AlertChecksLive, SenderLive } from "../webhooks/Sender.js"
+import { AddressResolver, AddressResolverLive } from "../webhooks/Ssrf.js"
+import { Webhooks, WebhooksLive } from "../webhooks/Webhooks.js"
+
+/**
+ * The whole wiring, in one place. Infrastructure (config, database) comes from outside,
+ * so the server, the CLI and the tests share everything else.
+ */
+
+/** One repository per aggregate; Live ones talk SQL, tests may pass in-memory fakes instead. */
+export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo | ObservationsRepo | HitsRepo | QuotaRepo | VisibilityRepo
+  | AgentsRepo | VerificationRepo | WebhooksRepo | TimePartitions
+export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient> = Layer.mergeAll(
+  AccountsRepoLive,
+  ApiKeysRepoLive,
+  BrandsRepoLive,
+  ObservationsRepoLive,
+  VisibilityRepoLive,
+  HitsRepoLive,
+  QuotaRepoLive,
+  AgentsRepoLive,
+  VerificationRepoLive,
+  WebhooksRepoLive,
+  TimePartitionsLive
+)
+
+export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
+  | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | RequestLog | ReadinessChecks | Verification | VerificationConfig | Resolver
+  | Alerts | Webhooks | WebhooksConfig | AddressResolver
+export type Infrastructure = AppConfig | Database
+
+/** Domain services over the repositories. */
+export const makeServices = <E, R>(options: {
+  readonly repositories: Layer.Layer<Repositories, E, R>
+  readonly passwords?: Layer.Layer<PasswordHasher>
+  /** Ingestion limits and spool directory; default from the environment (IngestionConfigLive). */
+  readonly ingestionConfig?: Layer.Layer<IngestionConfig, never, AppConfig>
+  /** Visibility reads (the fan-out group cap); default from the environment (VisibilityConfigLive). */
+  readonly visibilityConfig?: Layer.Layer<VisibilityConfig>
+  /** Agent analytics (retention, the tag); default from the environment (AgentsConfigLive). */
+  readonly agentsConfig?: Layer.Layer<AgentsConfig>
+  /** Verified agents: DNS and its limits; default the system resolver and the environment (docs/verification.md). */
+  readonly resolver?: Layer.Layer<Resolver>
+  readonly verificationConfig?: Layer.Layer<VerificationConfig>
+  /** Webhook delivery and alert settings; default from the environment (WebhooksConfigLive). */
+  readonly webhooksConfig?: Layer.Layer<WebhooksConfig>
+  /** The webhook SSRF guard's name resolution; default the system's (tests pass a fake). */
+  readonly addressResolver?: Layer.Layer<AddressResolver>
+}) => {
+  // The visibility reads over their repository and the Brands service; the alerts read the mention
+  // rates and citation changes through them.
+  const hashing = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive)
+  const visibility = VisibilityLive.pipe(
+    Layer.provideMerge(options.visibilityConfig ?? VisibilityConfigLive),
+    Layer.provide(BrandsLive.pipe(Layer.provide(AccountsLive), Layer.provide(hashing))),
+    Layer.provide(options.repositories)
+  )
+  // Alerts (docs/webhooks.md) are computed where ingestion and observations store their facts.
+  const base = Layer.mergeAll(hashing, AlertsLive).pipe(Layer.provideMerge(visibility))
+  // Observations (answer observations in) builds on Brands and the Analysis service.
+  const core = ObservationsLive.pipe(
+    // Brands and the API keys check plan caps through the Accounts service.
+    Layer.provideMerge(Layer.mergeAll(ApiKeysLive, BrandsLive, AnalysisLive).pipe(Layer.provideMerge(AccountsLive))),
+    Layer.provideMerge(base),
+    Layer.provideMerge(options.repositories)
+  )
+  // Verified agents (docs/verification.md): verdicts at ingestion, range reloads, the background pass.
+  const verification = VerificationLive.pipe(
+    Layer.provideMerge(Layer.mergeAll(options.resolver ?? ResolverLive, options.verificationConfig ?? VerificationConfigLive)),
+    Layer.provide(ClassifierLive),
+    Layer.provide(options.repositories)
+  )
+  // Agent analytics: the reads over the rollups, and the retention fiber.
+  const agents = Layer.mergeAll(RetentionLive, SpanRollerLive, PartitionMaintenanceLive).pipe(
+    Layer.provideMerge(AgentsLive),
+    Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
+    Layer.provide(core),
+    Layer.provide(verification)
+  )
+  // What the domains add to /readyz and /metrics (src/app/OpsRoutes.ts): ingestion's spool.
+  const readiness = Layer.effect(ReadinessChecks, Effect.all([spoolReadiness]))
+  const services = readiness.pipe(
+    Layer.provideMerge(ingestionServices(options.ingestionConfig ?? IngestionConfigLive)),
+    Layer.provideMerge(verification),
+    Layer.provideMerge(core),
+    Layer.provideMerge(visibility),
+    Layer.provideMerge(agents),
+    // Rate limits (in process, or Redis with REDIS_URL) and the in-flight count of graceful shutdown.
+    Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive, RequestLogLive))
+  )
+  // Webhook endpoints, the background sender and the alert checks (docs/webhooks.md).
+  return Layer.mergeAll(SenderLive, AlertChecksLive).pipe(
+    Layer.provideMerge(WebhooksLive),
+    Layer.provideMerge(Layer.mergeAll(options.webhooksConfig ?? WebhooksConfigLive, options.addressResolver ?? AddressResolverLive)),
+    Layer.provideMerge(services)
+  )
+}
+
+/**
+ * Server-log ingestion: the catalog's classifier, the drain decoder, the spool and
+ * its background replay (a fiber living as long as the services), the ingestion service.
+ */
+export type IngestionServices = Ingestion | Classifier | DrainDecoder | Spool | IngestionConfig
+const ingestionServices = <R>(config: Layer.Layer<IngestionConfig, never, R>) =>
+  SpoolReplayLive.pipe(
+    Layer.provideMerge(IngestionLive),
+    Layer.provideMerge(Layer.mergeAll(ClassifierLive, DrainDecoderLive, SpoolLive)),
+    Layer.provideMerge(config)
+  )
+
+/** The HttpApi of the server: every group's handlers and both auth middlewares. */
+export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
+  Layer.provide([
+    BrandsHttpLive,
+    VisibilityHttpLive,
+    AgentsHttpLive,
+    IngestionHttpLive,
+    CitationsHttpLive,
+    IndustryHttpLive,
+    AuthHttpLive,
+    MeHttpLive,
+    DashboardBrandsHttpLive,
+    ObservationsHttpLive,
+    SystemHttpLive,
+    TwinsHttpLive,
+    WebhooksHttpLive
+  ]),
+  Layer.provide([BearerAuthLive, SessionAuthLive])
+)
+
+/**
+ * The served application: HttpApi groups behind the edge middleware (JSON errors, Origin
+ * check). No span exporter is configured, and building spans nobody reads doubled the
+ * client cost of every SQL query (bench/brands-rps.ts), so the tracer is off.
+ */
+export const ApiLive = Layer.mergeAll(
+  HttpGroupsLive,
+  // The web application, the API reference and the MCP server at /mcp, on the same router.
+  Layer.mergeAll(WebLive, McpLive).pipe(Layer.provide(HttpGroupsLive)),
+  // GET /tag.js and POST /tag/collect, outside the authenticated APIs.
+  TagLive,
+  // GET /.well-known/fastly/logging/challenge: Fastly's check before it streams logs (docs/ingestion.md).
+  FastlyChallengeLive,
+  // The edge (src/platform/Middleware.ts): request ids, limits, the body cap, CSRF, JSON errors for
+  // whatever is not a declared API error (the list read from the definition), security headers,
+  // the request log and metrics.
+  edgeMiddleware(apiErrorTags(ServerApi)),
+  // GET /readyz and GET /metrics.
+  OpsRoutesLive,
+  // Path parameters up to 1,000 characters (the router's default is 100): a competitor {name} may
+  // have 200 (docs/decisions.md); longer values reach the schema, which answers 400 naming it.
+  HttpRouter.setRouterConfig({ maxParamLength: 1000 }),
+  Layer.setTracerEnabled(false)
+)
+
+/** The services on the configured database (DATABASE_URL or the embedded one), migrated: the CLI's. */
+export const cliServicesLive = () => {
+  const database = MigratedSqlLive.pipe(Layer.provide(AppConfigLive))
+  return makeServices({ repositories: RepositoriesLive }).pipe(
+    Layer.provideMerge(RepositoriesLive),
+    Layer.provideMerge(database),
+    Layer.provideMerge(AppConfigLive)
+  )
+}

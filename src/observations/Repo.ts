@@ -1,0 +1,563 @@
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+import { isoDay, monthStart } from "../platform/Days.js"
+import { ENGINE_SLUGS } from "../platform/Schemas.js"
+import type { AnalysedAnswer } from "./Analysis.js"
+
+/** Where an observation came from. */
+export type ObservationOrigin = "scan" | "import" | "demo"
+
+/** One analysed observation, ready to store. */
+export interface StoredObservation {
+  readonly accountId: number
+  readonly brandId: number
+  readonly promptId: string
+  readonly engine: string
+  readonly region: string
+  readonly language: string
+  readonly observedAt: Date
+  readonly origin: ObservationOrigin
+  readonly response: string
+  readonly analysis: AnalysedAnswer
+  /** Tokens the engine reported for this answer (scans only). */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly costUsd: number | null } | undefined
+}
+
+/** The last scan of one brand on one engine (migrations/0012 scan_engine_status). */
+export interface EngineScanStatus {
+  readonly engine: string
+  readonly scannedAt: Date
+  readonly observations: number
+  readonly failures: number
+  readonly lastError: string | null
+  readonly tokens: number
+}
+
+export interface EntityRow {
+  readonly id: number
+  readonly name: string
+  readonly domain: string
+  readonly aliases: ReadonlyArray<string>
+  readonly pinned: boolean
+}
+
+export interface PromptRef {
+  readonly id: string
+  readonly num: number
+  readonly prompt: string
+}
+
+/** A brand the scanner claimed: its next scan has been moved by the plan's cadence. */
+export interface DueBrand {
+  readonly id: number
+  readonly accountId: number
+  readonly slug: string
+}
+
+export interface ScanFailure {
+  readonly accountId: number
+  readonly brandId: number
+  readonly promptId: string
+  readonly engine: string
+  readonly attempts: number
+  readonly error: string
+  readonly failedAt: Date
+}
+
+/** The idempotency key of an observation (migrations/0003: observations_key). */
+export const observationKey = (o: {
+  readonly promptId: string
+  readonly engine: string
+  readonly region: string
+  readonly language: string
+  readonly observedAt: Date
+}) => `${o.promptId}|${o.engine}|${o.region}|${o.language}|${o.observedAt.getTime()}`
+
+export interface ObservationsRepoShape {
+  readonly competitors: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<EntityRow>>
+  readonly prompts: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<PromptRef>>
+  /**
+   * Stores observations with their mentions, citations and fan-outs, and adds them to the daily
+   * rollups, in one transaction. An observation whose key is already stored is left alone and
+   * not counted. Keys must be distinct within one call.
+   */
+  readonly insert: (rows: ReadonlyArray<StoredObservation>) => Effect.Effect<{ readonly inserted: number }>
+  /** Deletes a brand's observations and rollups (the demo's refresh). */
+  readonly deleteForBrand: (accountId: number, brandId: number) => Effect.Effect<void>
+  readonly count: (accountId: number, brandId: number) => Effect.Effect<number>
+  /** Operator look-up: the accounts (by their first user's email) having a brand with this slug. */
+  readonly accountsWithSlug: (slug: string) => Effect.Effect<ReadonlyArray<{ readonly accountId: number; readonly email: string }>>
+  /**
+   * Claims up to `limit` brands whose next_scan_at has passed, moving next_scan_at to
+   * now + the plan's scan hours in the same statement (rows locked by another claimer are skipped).
+   */
+  readonly claimDue: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<DueBrand>>
+  /** Every brand (or those with this slug, in any account) for a scan run now, oldest first; nothing is claimed. */
+  readonly scanTargets: (slug: string | null) => Effect.Effect<ReadonlyArray<DueBrand>>
+  readonly recordFailures: (failures: ReadonlyArray<ScanFailure>) => Effect.Effect<void>
+  readonly failures: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<ScanFailure>>
+  /** Tokens of the account's scanned answers in the UTC month starting on `month` (YYYY-MM-01). */
+  readonly tokensInMonth: (accountId: number, month: string) => Effect.Effect<number>
+  readonly recordEngineStatus: (accountId: number, brandId: number, statuses: ReadonlyArray<EngineScanStatus>) => Effect.Effect<void>
+  readonly engineStatus: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<EngineScanStatus>>
+}
+
+export class ObservationsRepo extends Context.Tag("ObservationsRepo")<ObservationsRepo, ObservationsRepoShape>() {}
+
+/** Rollup deltas of a set of newly stored observations, keyed and sorted (a stable lock order). */
+const rollups = (rows: ReadonlyArray<StoredObservation>) => {
+  const daily = new Map<
+    string,
+    { o: StoredObservation; day: string; responses: number; mentions: number; cited: number; citations: number; entityMentions: number; entityMentionsSq: number }
+  >()
+  const entity = new Map<
+    string,
+    {
+      o: StoredObservation
+      day: string
+      entityId: number
+      mentions: number
+      coMentions: number
+      rankSum: number
+      top1: number
+      top3: number
+      sentimentSum: number
+      positive: number
+      neutral: number
+      negative: number
+    }
+  >()
+  const domains = new Map<string, { o: StoredObservation; day: string; domain: string; bucket: string; citations: number }>()
+  for (const o of rows) {
+    const day = isoDay(o.observedAt)
+    const base = `${o.brandId}|${day}|${o.engine}|${o.region}|${o.language}`
+    const d = daily.get(base) ?? { o, day, responses: 0, mentions: 0, cited: 0, citations: 0, entityMentions: 0, entityMentionsSq: 0 }
+    // m = the entities this observation mentions: the share-of-voice interval's sums (migrations/0012).
+    const entities = o.analysis.mentions.length
+    d.responses++
+    d.entityMentions += entities
+    d.entityMentionsSq += entities * entities
+    if (o.analysis.brandMentioned) d.mentions++
+    if (o.analysis.brandCited) d.cited++
+    d.citations += o.analysis.citations.length
+    daily.set(base, d)
+    for (const m of o.analysis.mentions) {
+      const entityId = m.competitorId ?? 0
+      const key = `${base}|${entityId}`
+      const e = entity.get(key) ??
+        { o, day, entityId, mentions: 0, coMentions: 0, rankSum: 0, top1: 0, top3: 0, sentimentSum: 0, positive: 0, neutral: 0, negative: 0 }
+      e.mentions++
+      e.coMentions += entities
+      e.rankSum += m.rank
+      if (m.rank === 1) e.top1++
+      if (m.rank <= 3) e.top3++
+      e.sentimentSum += m.sentiment
+      e[m.label]++
+      entity.set(key, e)
+    }
+    for (const c of o.analysis.citations) {
+      const key = `${base}|${c.domain}`
+      const e = domains.get(key) ?? { o, day, domain: c.domain, bucket: c.bucket, citations: 0 }
+      e.citations++
+      domains.set(key, e)
+    }
+  }
+  const sorted = <A>(map: Map<string, A>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v)
+  return { daily: sorted(daily), entity: sorted(entity), domains: sorted(domains) }
+}
+
+/** Bit of an engine in `prompt_entity_daily.engines` (migrations/0004); 0 for a slug outside the nine. */
+export const engineBit = (engine: string): number => {
+  const index = (ENGINE_SLUGS as ReadonlyArray<string>).indexOf(engine)
+  return index < 0 ? 0 : 1 << index
+}
+
+/**
+ * Deltas of the rollups of migrations/0004 (the visibility reads): per prompt, per entity and prompt (with
+ * the engines and co-mentions of the brand), per domain and region (with the observations citing it that
+ * mention a competitor / the brand), per competitor and domain. Keys sorted like the others.
+ */
+const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
+  const prompt = new Map<string, { o: StoredObservation; day: string; responses: number; entityMentions: number; entityMentionsSq: number }>()
+  const promptEntity = new Map<
+    string,
+    {
+      o: StoredObservation
+      day: string
+      entityId: number
+      engines: number
+      mentions: number
+      coMentions: number
+      rankSum: number
+      withBrand: number
+      positive: number
+      neutral: number
+      negative: number
+    }
+  >()
+  const domain = new Map<
+    string,
+    { o: StoredObservation; day: string; domain: string; bucket: string; citations: number; competitorObs: number; brandObs: number }
+  >()
+  const domainEntity = new Map<
+    string,
+    { o: StoredObservation; day: string; entityId: number; domain: string; bucket: string; citations: number; observations: number }
+  >()
+  for (const o of rows) {
+    const day = isoDay(o.observedAt)
+    const a = o.analysis
+    const promptKey = `${o.brandId}|${day}|${o.promptId}`
+    const p = prompt.get(promptKey) ?? { o, day, responses: 0, entityMentions: 0, entityMentionsSq: 0 }
+    const entities = a.mentions.length
+    p.responses++
+    p.entityMentions += entities
+    p.entityMentionsSq += entities * entities
+    prompt.set(promptKey, p)
+    for (const m of a.mentions) {
+      const entityId = m.competitorId ?? 0
+      const key = `${o.brandId}|${entityId}|${promptKey}`
+      const e = promptEntity.get(key) ??
+        { o, day, entityId, engines: 0, mentions: 0, coMentions: 0, rankSum: 0, withBrand: 0, positive: 0, neutral: 0, negative: 0 }
+      e.engines |= engineBit(o.engine)
+      e.mentions++
+      e.coMentions += entities
+      e.rankSum += m.rank
+      if (a.brandMentioned) e.withBrand++
+      e[m.label]++
+      promptEntity.set(key, e)
+    }
+    const seen = new Set<string>()
+    const competitors = a.mentions.filter((m) => m.competitorId !== null).map((m) => m.competitorId!)
+    for (const c of a.citations) {
+      const first = !seen.has(c.domain)
+      seen.add(c.domain)
+      const key = `${o.brandId}|${day}|${o.region}|${c.domain}`
+      const d = domain.get(key) ?? { o, day, domain: c.domain, bucket: c.bucket, citations: 0, competitorObs: 0, brandObs: 0 }
+      d.citations++
+      if (first && a.mentionedCompetitors > 0) d.competitorObs++
+      if (first && a.brandMentioned) d.brandObs++
+      domain.set(key, d)
+      for (const entityId of competitors) {
+        const ekey = `${o.brandId}|${entityId}|${day}|${o.region}|${c.domain}`
+        const e = domainEntity.get(ekey) ?? { o, day, entityId, domain: c.domain, bucket: c.bucket, citations: 0, observations: 0 }
+        e.citations++
+        if (first) e.observations++
+        domainEntity.set(ekey, e)
+      }
+    }
+  }
+  const sorted = <A>(map: Map<string, A>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v)
+  return { prompt: sorted(prompt), promptEntity: sorted(promptEntity), domain: sorted(domain), domainEntity: sorted(domainEntity) }
+}
+
+export const ObservationsRepoLive = Layer.effect(
+  ObservationsRepo,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insertObservations = (rows: ReadonlyArray<StoredObservation>) =>
+      sql<{ id: number; key: string }>`
+        insert into observations (account_id, brand_id, prompt_id, engine, region, language, observed_at, day, origin, response,
+                                  brand_mentioned, brand_rank, brand_cited, mentioned_competitors, citation_count,
+                                  input_tokens, output_tokens, cost_usd)
+        select * from unnest(${rows.map((r) => r.accountId)}::bigint[], ${rows.map((r) => r.brandId)}::int[],
+                             ${rows.map((r) => r.promptId)}::uuid[], ${rows.map((r) => r.engine)}::text[],
+                             ${rows.map((r) => r.region)}::text[], ${rows.map((r) => r.language)}::text[],
+                             ${rows.map((r) => r.observedAt.toISOString())}::timestamptz[],
+                             ${rows.map((r) => isoDay(r.observedAt))}::date[], ${rows.map((r) => r.origin)}::text[],
+                             ${rows.map((r) => r.response)}::text[], ${rows.map((r) => r.analysis.brandMentioned)}::bool[],
+                             ${rows.map((r) => r.analysis.brandRank)}::int[], ${rows.map((r) => r.analysis.brandCited)}::bool[],
+                             ${rows.map((r) => r.analysis.mentionedCompetitors)}::int[],
+                             ${rows.map((r) => r.analysis.citations.length)}::int[],
+                             ${rows.map((r) => r.usage?.inputTokens ?? null)}::int[], ${rows.map((r) => r.usage?.outputTokens ?? null)}::int[],
+                             ${rows.map((r) => r.usage?.costUsd ?? null)}::float8[])
+        on conflict on constraint observations_key do nothing
+        returning id, prompt_id::text || '|' || engine || '|' || region || '|' || language || '|' ||
+                  (extract(epoch from observed_at) * 1000)::bigint::text as key`
+
+    const insertChildren = (stored: ReadonlyArray<readonly [number, StoredObservation]>) =>
+      Effect.gen(function*() {
+        const mentions = stored.flatMap(([id, o]) => o.analysis.mentions.map((m) => [id, o, m] as const))
+        if (mentions.length > 0) {
+          yield* sql`
+            insert into mentions (observation_id, account_id, brand_id, competitor_id, entity, prompt_id, engine, region, language,
+                                  observed_at, day, rank, sentiment, sentiment_label, snippet, cited_url, via_citation_only)
+            select * from unnest(${mentions.map(([id]) => id)}::bigint[], ${mentions.map(([, o]) => o.accountId)}::bigint[],
+                                 ${mentions.map(([, o]) => o.brandId)}::int[], ${mentions.map(([, , m]) => m.competitorId)}::int[],
+                                 ${mentions.map(([, , m]) => m.entity)}::text[], ${mentions.map(([, o]) => o.promptId)}::uuid[],
+                                 ${mentions.map(([, o]) => o.engine)}::text[], ${mentions.map(([, o]) => o.region)}::text[],
+                                 ${mentions.map(([, o]) => o.language)}::text[],
+                                 ${mentions.map(([, o]) => o.observedAt.toISOString())}::timestamptz[],
+                                 ${mentions.map(([, o]) => isoDay(o.observedAt))}::date[], ${mentions.map(([, , m]) => m.rank)}::int[],
+                                 ${mentions.map(([, , m]) => m.sentiment)}::float8[], ${mentions.map(([, , m]) => m.label)}::text[],
+                                 ${mentions.map(([, , m]) => m.snippet)}::text[], ${mentions.map(([, , m]) => m.citedUrl)}::text[],
+                                 ${mentions.map(([, , m]) => m.viaCitationOnly)}::bool[])`
+        }
+        const citations = stored.flatMap(([id, o]) => o.analysis.citations.map((c) => [id, o, c] as const))
+        if (citations.length > 0) {
+          yield* sql`
+            insert into citations (observation_id, position, account_id, brand_id, engine, region, day, url, domain, bucket)
+            select * from unnest(${citations.map(([id]) => id)}::bigint[], ${citations.map(([, , c]) => c.position)}::int[],
+                                 ${citations.map(([, o]) => o.accountId)}::bigint[], ${citations.map(([, o]) => o.brandId)}::int[],
+                                 ${citations.map(([, o]) => o.engine)}::text[], ${citations.map(([, o]) => o.region)}::text[],
+                                 ${citations.map(([, o]) => isoDay(o.observedAt))}::date[], ${citations.map(([, , c]) => c.url)}::text[],
+                                 ${citations.map(([, , c]) => c.domain)}::text[], ${citations.map(([, , c]) => c.bucket)}::text[])`
+        }
+        const fanouts = stored.flatMap(([id, o]) => o.analysis.fanouts.map((f) => [id, o, f] as const))
+        if (fanouts.length > 0) {
+          const ids = yield* sql<{ id: number; observation_id: number; position: number }>`
+            insert into fanouts (observation_id, position, account_id, brand_id, prompt_id, engine, day, sub_question)
+            select * from unnest(${fanouts.map(([id]) => id)}::bigint[], ${fanouts.map(([, , f]) => f.position)}::int[],
+                                 ${fanouts.map(([, o]) => o.accountId)}::bigint[], ${fanouts.map(([, o]) => o.brandId)}::int[],
+                                 ${fanouts.map(([, o]) => o.promptId)}::uuid[], ${fanouts.map(([, o]) => o.engine)}::text[],
+                                 ${fanouts.map(([, o]) => isoDay(o.observedAt))}::date[],
+                                 ${fanouts.map(([, , f]) => f.subQuestion)}::text[])
+            returning id, observation_id, position`
+          const fanoutId = new Map(ids.map((row) => [`${row.observation_id}|${row.position}`, row.id]))
+          const cited = fanouts.flatMap(([id, o, f]) =>
+            f.citations.map((c) => [fanoutId.get(`${id}|${f.position}`)!, o, c] as const)
+          )
+          if (cited.length > 0) {
+            yield* sql`
+              insert into fanout_citations (fanout_id, position, account_id, brand_id, day, url, domain, bucket)
+              select * from unnest(${cited.map(([id]) => id)}::bigint[], ${cited.map(([, , c]) => c.position)}::int[],
+                                   ${cited.map(([, o]) => o.accountId)}::bigint[], ${cited.map(([, o]) => o.brandId)}::int[],
+                                   ${cited.map(([, o]) => isoDay(o.observedAt))}::date[], ${cited.map(([, , c]) => c.url)}::text[],
+                                   ${cited.map(([, , c]) => c.domain)}::text[], ${cited.map(([, , c]) => c.bucket)}::text[])`
+          }
+        }
+      })
+
+    const addRollups = (rows: ReadonlyArray<StoredObservation>) =>
+      Effect.gen(function*() {
+        const { daily, domains, entity } = rollups(rows)
+        if (daily.length > 0) {
+          yield* sql`
+            insert into observation_daily (account_id, brand_id, day, engine, region, language, responses, brand_mentions, brand_cited, citations,
+                                           entity_mentions, entity_mentions_sq)
+            select * from unnest(${daily.map((d) => d.o.accountId)}::bigint[], ${daily.map((d) => d.o.brandId)}::int[],
+                                 ${daily.map((d) => d.day)}::date[], ${daily.map((d) => d.o.engine)}::text[],
+                                 ${daily.map((d) => d.o.region)}::text[], ${daily.map((d) => d.o.language)}::text[],
+                                 ${daily.map((d) => d.responses)}::int[], ${daily.map((d) => d.mentions)}::int[],
+                                 ${daily.map((d) => d.cited)}::int[], ${daily.map((d) => d.citations)}::int[],
+                                 ${daily.map((d) => d.entityMentions)}::int[], ${daily.map((d) => d.entityMentionsSq)}::int[])
+            on conflict (account_id, brand_id, day, engine, region, language) do update set
+              responses = observation_daily.responses + excluded.responses,
+              entity_mentions = observation_daily.entity_mentions + excluded.entity_mentions,
+              entity_mentions_sq = observation_daily.entity_mentions_sq + excluded.entity_mentions_sq,
+              brand_mentions = observation_daily.brand_mentions + excluded.brand_mentions,
+              brand_cited = observation_daily.brand_cited + excluded.brand_cited,
+              citations = observation_daily.citations + excluded.citations`
+        }
+        if (entity.length > 0) {
+          yield* sql`
+            insert into mention_daily (account_id, brand_id, day, engine, region, language, entity_id, mentions, rank_sum, top1, top3,
+                                       sentiment_sum, positive, neutral, negative, co_mentions)
+            select * from unnest(${entity.map((d) => d.o.accountId)}::bigint[], ${entity.map((d) => d.o.brandId)}::int[],
+                                 ${entity.map((d) => d.day)}::date[], ${entity.map((d) => d.o.engine)}::text[],
+                                 ${entity.map((d) => d.o.region)}::text[], ${entity.map((d) => d.o.language)}::text[],
+                                 ${entity.map((d) => d.entityId)}::int[], ${entity.map((d) => d.mentions)}::int[],
+                                 ${entity.map((d) => d.rankSum)}::int[], ${entity.map((d) => d.top1)}::int[],
+                                 ${entity.map((d) => d.top3)}::int[], ${entity.map((d) => d.sentimentSum)}::float8[],
+                                 ${entity.map((d) => d.positive)}::int[], ${entity.map((d) => d.neutral)}::int[],
+                                 ${entity.map((d) => d.negative)}::int[], ${entity.map((d) => d.coMentions)}::int[])
+            on conflict (account_id, brand_id, day, engine, region, language, entity_id) do update set
+              mentions = mention_daily.mentions + excluded.mentions,
+              co_mentions = mention_daily.co_mentions + excluded.co_mentions,
+              rank_sum = mention_daily.rank_sum + excluded.rank_sum,
+              top1 = mention_daily.top1 + excluded.top1,
+              top3 = mention_daily.top3 + excluded.top3,
+              sentiment_sum = mention_daily.sentiment_sum + excluded.sentiment_sum,
+              positive = mention_daily.positive + excluded.positive,
+              neutral = mention_daily.neutral + excluded.neutral,
+              negative = mention_daily.negative + excluded.negative`
+        }
+        if (domains.length > 0) {
+          yield* sql`
+            insert into citation_daily (account_id, brand_id, day, engine, region, language, domain, bucket, citations)
+            select * from unnest(${domains.map((d) => d.o.accountId)}::bigint[], ${domains.map((d) => d.o.brandId)}::int[],
+                                 ${domains.map((d) => d.day)}::date[], ${domains.map((d) => d.o.engine)}::text[],
+                                 ${domains.map((d) => d.o.region)}::text[], ${domains.map((d) => d.o.language)}::text[],
+                                 ${domains.map((d) => d.domain)}::text[], ${domains.map((d) => d.bucket)}::text[],
+                                 ${domains.map((d) => d.citations)}::int[])
+            on conflict (account_id, brand_id, day, engine, region, language, domain) do update set
+              citations = citation_daily.citations + excluded.citations`
+        }
+        yield* addReadRollups(rows)
+      })
+
+    /** The rollups of migrations/0004. */
+    const addReadRollups = (rows: ReadonlyArray<StoredObservation>) =>
+      Effect.gen(function*() {
+        const { domain, domainEntity, prompt, promptEntity } = readRollups(rows)
+        if (prompt.length > 0) {
+          yield* sql`
+            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses, entity_mentions, entity_mentions_sq)
+            select * from unnest(${prompt.map((d) => d.o.accountId)}::bigint[], ${prompt.map((d) => d.o.brandId)}::int[],
+                                 ${prompt.map((d) => d.day)}::date[], ${prompt.map((d) => d.o.promptId)}::uuid[],
+                                 ${prompt.map((d) => d.responses)}::int[], ${prompt.map((d) => d.entityMentions)}::int[],
+                                 ${prompt.map((d) => d.entityMentionsSq)}::int[])
+            on conflict (account_id, brand_id, day, prompt_id) do update set responses = prompt_daily.responses + excluded.responses,
+              entity_mentions = prompt_daily.entity_mentions + excluded.entity_mentions,
+              entity_mentions_sq = prompt_daily.entity_mentions_sq + excluded.entity_mentions_sq`
+        }
+        if (promptEntity.length > 0) {
+          yield* sql`
+            insert into prompt_entity_daily (account_id, brand_id, entity_id, day, prompt_id, engines, mentions, rank_sum, with_brand,
+                                             positive, neutral, negative, co_mentions)
+            select * from unnest(${promptEntity.map((d) => d.o.accountId)}::bigint[], ${promptEntity.map((d) => d.o.brandId)}::int[],
+                                 ${promptEntity.map((d) => d.entityId)}::int[], ${promptEntity.map((d) => d.day)}::date[],
+                                 ${promptEntity.map((d) => d.o.promptId)}::uuid[], ${promptEntity.map((d) => d.engines)}::int[],
+                                 ${promptEntity.map((d) => d.mentions)}::int[], ${promptEntity.map((d) => d.rankSum)}::int[],
+                                 ${promptEntity.map((d) => d.withBrand)}::int[], ${promptEntity.map((d) => d.positive)}::int[],
+                                 ${promptEntity.map((d) => d.neutral)}::int[], ${promptEntity.map((d) => d.negative)}::int[],
+                                 ${promptEntity.map((d) => d.coMentions)}::int[])
+            on conflict (account_id, brand_id, entity_id, day, prompt_id) do update set
+              engines = prompt_entity_daily.engines | excluded.engines,
+              co_mentions = prompt_entity_daily.co_mentions + excluded.co_mentions,
+              mentions = prompt_entity_daily.mentions + excluded.mentions,
+              rank_sum = prompt_entity_daily.rank_sum + excluded.rank_sum,
+              with_brand = prompt_entity_daily.with_brand + excluded.with_brand,
+              positive = prompt_entity_daily.positive + excluded.positive,
+              neutral = prompt_entity_daily.neutral + excluded.neutral,
+              negative = prompt_entity_daily.negative + excluded.negative`
+        }
+        if (domain.length > 0) {
+          yield* sql`
+            insert into domain_daily (account_id, brand_id, day, region, domain, bucket, citations, competitor_observations, brand_observations)
+            select * from unnest(${domain.map((d) => d.o.accountId)}::bigint[], ${domain.map((d) => d.o.brandId)}::int[],
+                                 ${domain.map((d) => d.day)}::date[], ${domain.map((d) => d.o.region)}::text[],
+                                 ${domain.map((d) => d.domain)}::text[], ${domain.map((d) => d.bucket)}::text[],
+                                 ${domain.map((d) => d.citations)}::int[], ${domain.map((d) => d.competitorObs)}::int[],
+                                 ${domain.map((d) => d.brandObs)}::int[])
+            on conflict (account_id, brand_id, day, region, domain) do update set
+              citations = domain_daily.citations + excluded.citations,
+              competitor_observations = domain_daily.competitor_observations + excluded.competitor_observations,
+              brand_observations = domain_daily.brand_observations + excluded.brand_observations`
+        }
+        if (domainEntity.length > 0) {
+          yield* sql`
+            insert into domain_entity_daily (account_id, brand_id, entity_id, day, region, domain, bucket, citations, observations)
+            select * from unnest(${domainEntity.map((d) => d.o.accountId)}::bigint[], ${domainEntity.map((d) => d.o.brandId)}::int[],
+                                 ${domainEntity.map((d) => d.entityId)}::int[], ${domainEntity.map((d) => d.day)}::date[],
+                                 ${domainEntity.map((d) => d.o.region)}::text[], ${domainEntity.map((d) => d.domain)}::text[],
+                                 ${domainEntity.map((d) => d.bucket)}::text[], ${domainEntity.map((d) => d.citations)}::int[],
+                                 ${domainEntity.map((d) => d.observations)}::int[])
+            on conflict (account_id, brand_id, entity_id, day, region, domain) do update set
+              citations = domain_entity_daily.citations + excluded.citations,
+              observations = domain_entity_daily.observations + excluded.observations`
+        }
+      })
+
+    /** Tokens of newly stored scanned answers, per account and UTC month (the monthly budget). */
+    const addTokenUsage = (rows: ReadonlyArray<StoredObservation>) => {
+      const byMonth = new Map<string, { accountId: number; month: string; tokens: number }>()
+      for (const o of rows) {
+        if (o.usage === undefined) continue
+        const month = monthStart(o.observedAt)
+        const key = `${o.accountId}|${month}`
+        const entry = byMonth.get(key) ?? { accountId: o.accountId, month, tokens: 0 }
+        entry.tokens += o.usage.inputTokens + o.usage.outputTokens
+        byMonth.set(key, entry)
+      }
+      const entries = [...byMonth.values()].filter((e) => e.tokens > 0)
+      return entries.length === 0 ? Effect.void : sql`
+        insert into scan_token_usage (account_id, month, tokens)
+        select * from unnest(${entries.map((e) => e.accountId)}::bigint[], ${entries.map((e) => e.month)}::date[],
+                             ${entries.map((e) => e.tokens)}::bigint[])
+        on conflict (account_id, month) do update set tokens = scan_token_usage.tokens + excluded.tokens`.pipe(Effect.asVoid)
+    }
+
+    const insert: ObservationsRepoShape["insert"] = (rows) =>
+      rows.length === 0
+        ? Effect.succeed({ inserted: 0 })
+        : Effect.gen(function*() {
+          const returned = yield* insertObservations(rows)
+          if (returned.length === 0) return { inserted: 0 }
+          const byKey = new Map(rows.map((row) => [observationKey(row), row]))
+          const stored = returned.map((r) => [r.id, byKey.get(r.key)!] as const)
+          yield* insertChildren(stored)
+          yield* addRollups(stored.map(([, o]) => o))
+          yield* addTokenUsage(stored.map(([, o]) => o))
+          return { inserted: stored.length }
+        }).pipe(sql.withTransaction, Effect.orDie)
+
+    return {
+      competitors: (accountId, brandId) =>
+        sql<EntityRow>`
+          select id::int as id, name, domain, aliases, pinned from competitors
+          where account_id = ${accountId} and brand_id = ${brandId} order by created_at, id`.pipe(Effect.orDie),
+      prompts: (accountId, brandId) =>
+        sql<PromptRef>`
+          select id::text as id, num, prompt from prompts
+          where account_id = ${accountId} and brand_id = ${brandId} order by created_at, num`.pipe(Effect.orDie),
+      insert,
+      deleteForBrand: (accountId, brandId) =>
+        Effect.gen(function*() {
+          yield* sql`delete from observation_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from mention_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from citation_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from prompt_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from prompt_entity_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from domain_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from domain_entity_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from observations where account_id = ${accountId} and brand_id = ${brandId}`
+        }).pipe(sql.withTransaction, Effect.orDie),
+      count: (accountId, brandId) =>
+        sql<{ n: number }>`select count(*)::int as n from observations where account_id = ${accountId} and brand_id = ${brandId}`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0),
+          Effect.orDie
+        ),
+      accountsWithSlug: (slug) =>
+        sql<{ accountId: number; email: string }>`
+          select b.account_id::int as "accountId",
+                 (select u.email from users u where u.account_id = b.account_id order by u.id limit 1) as email
+          from brands b where b.slug = ${slug} order by b.account_id`.pipe(Effect.orDie),
+      claimDue: (now, limit) =>
+        sql<DueBrand>`
+          with due as (
+            select b.id from brands b where b.next_scan_at <= ${now} order by b.next_scan_at, b.id limit ${limit}
+            for update of b skip locked
+          )
+          update brands b set next_scan_at = ${now}::timestamptz + make_interval(hours => p.scan_hours)
+          from due, accounts a, plans p
+          where b.id = due.id and a.id = b.account_id and p.id = a.plan_id
+          returning b.id::int as id, b.account_id::int as "accountId", b.slug`.pipe(Effect.orDie),
+      recordFailures: (failures) =>
+        failures.length === 0 ? Effect.void : sql`
+          insert into scan_failures (account_id, brand_id, prompt_id, engine, attempts, error, failed_at)
+          select * from unnest(${failures.map((f) => f.accountId)}::bigint[], ${failures.map((f) => f.brandId)}::int[],
+                               ${failures.map((f) => f.promptId)}::uuid[], ${failures.map((f) => f.engine)}::text[],
+                               ${failures.map((f) => f.attempts)}::int[], ${failures.map((f) => f.error)}::text[],
+                               ${failures.map((f) => f.failedAt.toISOString())}::timestamptz[])`.pipe(Effect.asVoid, Effect.orDie),
+      failures: (accountId, brandId) =>
+        sql<ScanFailure>`
+          select account_id::int as "accountId", brand_id::int as "brandId", prompt_id::text as "promptId", engine, attempts, error,
+                 failed_at as "failedAt"
+          from scan_failures where account_id = ${accountId} and brand_id = ${brandId} order by id`.pipe(Effect.orDie),
+      scanTargets: (slug) =>
+        sql<DueBrand>`
+          select id::int as id, account_id::int as "accountId", slug from brands
+          ${slug === null ? sql`` : sql`where slug = ${slug}`}
+          order by added_at, id`.pipe(Effect.orDie),
+      tokensInMonth: (accountId, month) =>
+        sql<{ tokens: number }>`
+          select coalesce(sum(tokens), 0)::float8 as tokens from scan_token_usage where account_id = ${accountId} and month = ${month}::date`.pipe(
+          Effect.map((rows) => rows[0]?.tokens ?? 0),
+          Effect.orDie
+        ),
+      recordEngineStatus: (accountId, brandId, statuses) =>
+        statuses.length === 0 ? Effect.void : sql`
+          insert into scan_engine_status (account_id, brand_id, engine, scanned_at, observations, failures, last_error, tokens)
+          select ${accountId}, ${brandId}, * from unnest(${statuses.map((s) => s.engine)}::text[],
+                 ${statuses.map((s) => s.scannedAt.toISOString())}::timestamptz[], ${statuses.map((s) => s.observations)}::int[],
+                 ${statuses.map((s) => s.failures)}::int[], ${statuses.map((s) => s.lastError)}::text[], ${statuses.map((s) => s.tokens)}::bigint[])
+          on conflict (account_id, brand_id, engine) do update set scanned_at = excluded.scanned_at, observations = excluded.observations,
+            failures = excluded.failures, last_error = excluded.last_error, tokens = excluded.tokens`.pipe(Effect.asVoid, Effect.orDie),
+      engineStatus: (accountId, brandId) =>
+        sql<EngineScanStatus>`
+          select engine, scanned_at as "scannedAt", observations, failures, last_error as "lastError", tokens::float8 as tokens
+          from scan_engine_status where account_id = ${accountId} and brand_id = ${brandId} order by engine`.pipe(Effect.orDie)
+    }
+  })
+)

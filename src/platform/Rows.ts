@@ -1,0 +1,40 @@
+import { Effect, Either, Option, Schema } from "effect"
+
+/**
+ * Rows of a SQL query decoded with the row's Schema where they enter the program, instead of a
+ * `sql<Row>` type argument the compiler takes on trust. A row that does not match (a column renamed
+ * or retyped by a migration, a driver returning a string for a number) is a defect, like a failed
+ * statement: the database broke the repository's contract, not the client. Extra columns are ignored.
+ *
+ *   sql`select ...`.pipe(rows(BrandRow))        every row
+ *   sql`select ...`.pipe(firstRow(BrandRow))    Option of the first row
+ *   sql`insert ... returning ...`.pipe(singleRow(CompetitorRow))   the one row a statement returns
+ */
+export const rows = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(Schema.Array(schema))
+  return <E, R>(self: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<ReadonlyArray<A>, E, R> =>
+    Effect.flatMap(self, (raw) => Either.match(decode(raw), { onLeft: Effect.die, onRight: Effect.succeed }))
+}
+
+export const firstRow = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return <E, R>(self: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
+    Effect.flatMap(self, (raw) =>
+      raw.length === 0
+        ? Effect.succeed(Option.none())
+        : Either.match(decode(raw[0]), { onLeft: Effect.die, onRight: (row) => Effect.succeed(Option.some(row)) }))
+}
+
+export const singleRow = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return <E, R>(self: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<A, E, R> =>
+    Effect.flatMap(self, (raw) =>
+      raw.length === 0
+        ? Effect.dieMessage("the statement returned no row")
+        : Either.match(decode(raw[0]), { onLeft: Effect.die, onRight: Effect.succeed }))
+}
+
+/** `count(*)::int as n` and its kin: the number in column `n` of the first row, 0 without a row. */
+const CountRow = Schema.Struct({ n: Schema.Number })
+export const countOf = <E, R>(self: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<number, E, R> =>
+  Effect.map(firstRow(CountRow)(self), Option.match({ onNone: () => 0, onSome: (row) => row.n }))

@@ -1,0 +1,116 @@
+import { get } from "../api.js"
+import { brandNav } from "./nav.js"
+import { formatNumber, formatPercent, h } from "../dom.js"
+import {
+  BUCKET_LABELS,
+  bucketLabel,
+  dataTable,
+  emptyState,
+  errorState,
+  field,
+  navigate,
+  pageHead,
+  rangeField,
+  rangeLabel,
+  rangeOf,
+  section,
+  select
+} from "./kit.js"
+
+/**
+ * The sources AI answers cite (across the workspace) and the gap report: domains cited beside the
+ * competitors of the primary brand but never beside the brand. State: ?range=30d&type=<bucket>&region=US.
+ */
+
+interface CitationsResponse {
+  readonly domains: ReadonlyArray<{ readonly domain: string; readonly citations: number; readonly share: number; readonly bucket: string }>
+  readonly total_citations: number
+}
+interface GapResponse {
+  readonly region: string
+  readonly domains: ReadonlyArray<{ readonly domain: string; readonly bucket: string; readonly opportunity: number; readonly competitors: ReadonlyArray<string> }>
+}
+interface RankingHead {
+  readonly brand_slug: string
+  readonly brand_name: string
+}
+
+const REGIONS = ["US", "GB", "CA", "AU", "IE", "IN", "DE", "FR", "ES", "IT", "NL", "BR", "MX", "JP"]
+
+export const citationsScreen = (slug: string, params: URLSearchParams) => {
+  const path = `/brands/${slug}/citations`
+  const range = rangeOf(params)
+  const type = params.get("type") ?? ""
+  const region = (params.get("region") ?? "").toUpperCase()
+  const citations = section("Most cited sources", "citations", "Every answer of every brand in this workspace.")
+  const gap = section("Gap report", "gap")
+
+  const typeSelect = select([["", "All types"], ...Object.entries(BUCKET_LABELS)], type)
+  typeSelect.addEventListener("change", () => navigate(path, params, { type: typeSelect.value }))
+  const regionSelect = select([["", "All regions"], ...REGIONS.map((r) => [r, r] as const)], region)
+  if (region !== "" && !REGIONS.includes(region)) regionSelect.append(h("option", { value: region, selected: true }, region))
+  regionSelect.addEventListener("change", () => navigate(path, params, { region: regionSelect.value }))
+
+  void get<CitationsResponse>(`/api/v1/me/citations?range=${range}`).then((result) => {
+    if (!result.ok) return citations.fill(errorState("The cited sources", result.error))
+    const shown = type === "" ? result.value.domains : result.value.domains.filter((d) => d.bucket === type)
+    citations.fill(
+      h("p", { class: "muted" }, `${formatNumber(result.value.total_citations)} citations in answers, ${rangeLabel(range).toLowerCase()}.`),
+      h("div", { class: "form-row" }, field("citations-type", "Type of source", typeSelect)),
+      shown.length === 0
+        ? emptyState(
+          result.value.domains.length === 0
+            ? "No answer cited a source in this period. Citations appear after the first scans of your prompts."
+            : "No cited source is of this type in this period.",
+          result.value.domains.length === 0 ? h("a", { href: `#/brands/${slug}/prompts` }, "Check your monitored prompts") : h("a", { href: `#${path}?range=${range}` }, "Show every type")
+        )
+        : dataTable(
+          ["Domain", "Type", "Citations", "Share"],
+          shown.map((d) => [d.domain, bucketLabel(d.bucket), formatNumber(d.citations), formatPercent(d.share)]),
+          [2, 3],
+          { id: "citations-table", "aria-label": "Most cited sources" }
+        )
+    )
+  })
+
+  const gapQuery = new URLSearchParams({ range })
+  if (region !== "") gapQuery.set("region", region)
+  void Promise.all([
+    get<GapResponse>(`/api/v1/me/industry/gap?${gapQuery.toString()}`),
+    get<RankingHead>(`/api/v1/me/industry/ranking?range=${range}`)
+  ]).then(([result, head]) => {
+    if (!result.ok) return gap.fill(errorState("The gap report", result.error))
+    const primary = head.ok ? head.value : null
+    gap.fill(
+      h(
+        "p",
+        { class: "muted" },
+        "Sources that cite your competitors but never your brand: the first places to earn a mention",
+        primary ? ` (for ${primary.brand_name}, your primary brand)` : "",
+        "."
+      ),
+      h("div", { class: "form-row" }, field("gap-region", "Region", regionSelect)),
+      result.value.domains.length === 0
+        ? emptyState(
+          "No gap in this period: every source citing a competitor also cited your brand, or no competitor was cited yet.",
+          h("a", { href: `#/brands/${primary?.brand_slug ?? slug}/competitors` }, "Review your competitors")
+        )
+        : dataTable(
+          ["Domain", "Type", "Answers naming a competitor that cite it", "Competitors seen with it"],
+          result.value.domains.map((d) => [d.domain, bucketLabel(d.bucket), formatNumber(d.opportunity), d.competitors.join(", ")]),
+          [2],
+          { id: "gap-table", "aria-label": "Gap report" }
+        )
+    )
+  })
+
+  return h(
+    "div",
+    { id: "citations-screen" },
+    brandNav(slug, "citations"),
+    pageHead(h("h1", null, "Citations and gaps"), "Which websites AI answers rely on, and where your competitors are cited without you."),
+    h("div", { class: "form-row card" }, rangeField("citations-range", range, (r) => navigate(path, params, { range: r === "30d" ? null : r }))),
+    citations.element,
+    gap.element
+  )
+}

@@ -1,0 +1,192 @@
+import { type ApiError, type Brand, get } from "../api.js"
+import { append, clear, h } from "../dom.js"
+
+/**
+ * What every screen of a brand's data shares: human labels, the sentence of a failed call,
+ * the empty/loading states, the brand navigation and the state kept in the hash query
+ * (#/brands/<slug>/<screen>?name=value), so every view can be shared and reloaded.
+ */
+
+// ---------------------------------------------------------------------------
+// Labels
+// ---------------------------------------------------------------------------
+
+// The label tables every page shares live in labels.ts; the screens take them from here too.
+export { ENGINE_LABELS, engineLabel, humanize, RANGES, rangeLabel, sentimentLabel, VERTICAL_LABELS, verticalLabel } from "../labels.js"
+import { humanize, RANGES, rangeLabel } from "../labels.js"
+
+export const SENTIMENTS = [["pos", "Positive"], ["neu", "Neutral"], ["neg", "Negative"]] as const
+
+export const INTENTS = ["informational", "commercial", "transactional", "navigational", "comparison"] as const
+
+export const BUCKET_LABELS: Readonly<Record<string, string>> = {
+  owned: "Your site",
+  competitor: "Competitor",
+  ugc: "Forums and social",
+  reference: "Reference",
+  earned: "Earned media"
+}
+export const bucketLabel = (bucket: string) => BUCKET_LABELS[bucket] ?? humanize(bucket)
+
+// ---------------------------------------------------------------------------
+// States
+// ---------------------------------------------------------------------------
+
+/** The API's own message, without the status code: "invalid range: must be one of ..." */
+const apiMessage = (error: ApiError) => {
+  const message = error.body.error
+  return typeof message === "string" && message !== "" ? message : null
+}
+
+/** A sentence for a failed call: what failed, why in words, then the API's message. */
+export const errorSentence = (what: string, error: ApiError): string => {
+  const message = apiMessage(error)
+  if (error.status === 0) return `${what} could not be loaded: the server cannot be reached. Check your connection and reload the page.`
+  if (error.status === 401) return `${what} could not be loaded: your session has ended. Sign in again.`
+  if (error.status === 404 && message === "brand not found") return `${what} could not be loaded: this brand is not in your account. Pick one on the Brands page.`
+  if (error.status === 404) return `${what} could not be found${message === null ? "" : `: ${message}`}.`
+  if (error.status === 402 && message === "plan_limit_reached") {
+    return `${what} did not work: your ${humanize(String(error.body["plan"]))} plan's limit is reached (${String(error.body["count"])} of ${String(error.body["limit"])} in use). Upgrade your plan to add more.`
+  }
+  if (error.status >= 500) return `${what} could not be loaded: the server had a problem. Try again in a minute.`
+  return `${what} did not work. ${message === null ? "" : `The server said: ${message}.`}`.trim()
+}
+
+export const errorState = (what: string, error: ApiError) =>
+  h("div", { class: "error", role: "alert", "data-status": error.status }, errorSentence(what, error))
+
+export const loadingState = (text = "Loading…") => h("p", { class: "loading muted", role: "status" }, text)
+
+export const emptyState = (text: string, ...next: ReadonlyArray<Node | string>) =>
+  h("div", { class: "empty" }, h("p", null, text), next.length === 0 ? null : h("p", null, ...next))
+
+/** A table that scrolls sideways inside its card on a phone; the region takes focus so a keyboard can scroll it. */
+export const tableWrap = (table: HTMLTableElement) =>
+  h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": table.getAttribute("aria-label") ?? "Table" }, table)
+
+/** A table of header names and rows; columns listed in `numeric` are right-aligned. */
+export const dataTable = (
+  headers: ReadonlyArray<string>,
+  rows: ReadonlyArray<ReadonlyArray<Node | string>>,
+  numeric: ReadonlyArray<number> = [],
+  attrs: Record<string, string> = {}
+) =>
+  tableWrap(h(
+    "table",
+    attrs,
+    h("thead", null, h("tr", null, headers.map((name, i) => h("th", { class: numeric.includes(i) ? "num" : null, scope: "col" }, name)))),
+    h("tbody", null, rows.map((row) => h("tr", null, row.map((cell, i) => h("td", { class: numeric.includes(i) ? "num" : null }, cell)))))
+  ))
+
+/** One label + control (+ hint) column of a form; the label names the control for screen readers. */
+export const field = (id: string, label: string, control: HTMLElement, hint?: string) => {
+  control.id = id
+  if (hint !== undefined) control.setAttribute("aria-describedby", `${id}-hint`)
+  return h(
+    "div",
+    { class: "field" },
+    h("label", { for: id }, label),
+    control,
+    hint === undefined ? null : h("span", { class: "hint", id: `${id}-hint` }, hint)
+  )
+}
+
+export const select = (options: ReadonlyArray<readonly [string, string]>, value: string) =>
+  h("select", null, options.map(([v, label]) => h("option", { value: v, selected: v === value }, label)))
+
+/** A card with a heading whose body shows "Loading…" until `fill` replaces it. */
+export const section = (title: string, id: string, intro?: string) => {
+  const body = h("div", { "aria-live": "polite" }, loadingState())
+  const element = h("section", { class: "card", id, "aria-labelledby": `${id}-title` }, h("h2", { id: `${id}-title` }, title), intro ? h("p", { class: "muted" }, intro) : null, body)
+  const fill = (...children: ReadonlyArray<Node | string | null>) => {
+    clear(body)
+    append(body, children)
+  }
+  return { element, body, fill }
+}
+
+// ---------------------------------------------------------------------------
+// State in the URL
+// ---------------------------------------------------------------------------
+
+/** The hash of a screen with its state: empty values are left out, so defaults keep URLs short. */
+export const screenHash = (path: string, state: Record<string, string | null | undefined>) => {
+  const query = new URLSearchParams()
+  for (const [name, value] of Object.entries(state)) if (value) query.set(name, value)
+  const search = query.toString()
+  return `#${path}${search === "" ? "" : `?${search}`}`
+}
+
+/** Moves to the same screen with some state changed (a new history entry: the back button undoes it). */
+export const navigate = (path: string, params: URLSearchParams, changes: Record<string, string | null>) => {
+  const state: Record<string, string | null> = Object.fromEntries(params.entries())
+  location.hash = screenHash(path, { ...state, ...changes })
+}
+
+export const rangeOf = (params: URLSearchParams) => {
+  const range = params.get("range") ?? "30d"
+  return (RANGES as ReadonlyArray<string>).includes(range) ? range : "30d"
+}
+
+export const rangeField = (id: string, range: string, onChange: (range: string) => void) => {
+  const control = select(RANGES.map((r) => [r, rangeLabel(r)] as const), range)
+  control.addEventListener("change", () => onChange(control.value))
+  return field(id, "Period", control)
+}
+
+// ---------------------------------------------------------------------------
+// Brands
+// ---------------------------------------------------------------------------
+
+let brandsCache: Promise<ReadonlyArray<Brand>> | null = null
+
+/** The account's brands, read once per screen (the calls of one screen share the answer). */
+export const brands = (): Promise<ReadonlyArray<Brand>> => {
+  brandsCache ??= get<{ brands: ReadonlyArray<Brand> }>("/api/v1/me/brands").then((result) => {
+    if (!result.ok) {
+      brandsCache = null
+      return []
+    }
+    return result.value.brands
+  })
+  return brandsCache
+}
+export const forgetBrands = () => (brandsCache = null)
+// Read again on every navigation: a brand added on another page is known to the next screen.
+window.addEventListener("hashchange", forgetBrands)
+
+/** The brand's display name for titles; the slug while it loads or when it is unknown. */
+export const brandTitle = (slug: string, heading: HTMLElement, title: (name: string) => string) => {
+  heading.textContent = title(slug)
+  void brands().then((list) => {
+    const brand = list.find((b) => b.brand_slug === slug)
+    if (brand) {
+      heading.textContent = title(brand.brand_name)
+      document.title = `${title(brand.brand_name)} · AI Visibility`
+    }
+  })
+  return heading
+}
+
+export const pageHead = (heading: HTMLElement, subtitle?: string) =>
+  h("div", { class: "page-head" }, h("div", null, heading, subtitle ? h("p", { class: "muted" }, subtitle) : null))
+
+// ---------------------------------------------------------------------------
+// Paging of long lists (state: ?offset=n)
+// ---------------------------------------------------------------------------
+
+export const offsetOf = (params: URLSearchParams) => Math.max(0, Math.floor(Number(params.get("offset") ?? "0")) || 0)
+
+export const plural = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`
+
+/** Previous/next of a list shown `size` at a time; nothing when it fits on one page. */
+export const pager = (path: string, params: URLSearchParams, offset: number, total: number, size: number) =>
+  total <= size
+    ? null
+    : h(
+      "div",
+      { class: "pager" },
+      h("button", { type: "button", class: "secondary", disabled: offset === 0, onclick: () => navigate(path, params, { offset: offset - size <= 0 ? null : String(offset - size) }) }, "Previous"),
+      h("span", { class: "muted" }, `${offset + 1}–${Math.min(offset + size, total)} of ${total}`),
+      h("button", { type: "button", class: "secondary", disabled: offset + size >= total, onclick: () => navigate(path, params, { offset: String(offset + size) }) }, "Next")
+    )

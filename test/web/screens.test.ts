@@ -1,0 +1,181 @@
+import { afterAll, beforeAll, describe, expect, it } from "bun:test"
+import type { Page } from "playwright-core"
+import { haveChromium, openBrowser, type Served, startServer } from "./chromium.js"
+
+/**
+ * The screens of a brand's data in a real browser, on the demo workspace: what is added through
+ * them is what the public API then answers, each screen draws its data, and its state lives in
+ * the URL (a reload shows the same view).
+ */
+describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
+  let served: Served
+  let browser: Awaited<ReturnType<typeof openBrowser>>
+  let page: Page
+  let key: string
+
+  const rows = (selector: string) => page.locator(`${selector} tbody tr`)
+  const publicGet = async <A>(path: string): Promise<A> => {
+    const response = await fetch(`${served.base}/api/public/v1${path}`, { headers: { authorization: `Bearer ${key}` } })
+    expect(response.status).toBe(200)
+    return (await response.json()) as A
+  }
+  /** A session call from the page itself (same origin, its cookie). */
+  const sessionPost = (path: string, body: unknown) =>
+    page.evaluate(async ({ body, path }) => {
+      const response = await fetch(path, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      return { status: response.status, body: await response.json() as Record<string, unknown> }
+    }, { path, body })
+
+  beforeAll(async () => {
+    // Seven days of demo answers: every screen has data, and the workspace is built quickly.
+    ;[served, browser] = await Promise.all([startServer({ DEMO: "1", DEMO_DAYS: "7" }), openBrowser()])
+    page = browser.page
+    await page.goto(`${served.base}/#/signin`)
+    await page.fill("#email", "demo@example.com")
+    await page.fill("#password", "demo-password-2026")
+    await page.click("#submit")
+    await page.getByRole("heading", { name: "Brands" }).waitFor()
+    const created = await sessionPost("/api/v1/me/api-keys", { name: "screens test" })
+    expect(created.status).toBe(201)
+    key = String(created.body["key"])
+  }, 300_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await served?.stop()
+  })
+
+  it("adds a competitor with aliases and a pin through the screen, and the API then tracks it", async () => {
+    await page.goto(`${served.base}/#/brands/northwind-crm/competitors`)
+    await rows("#competitors-table").first().waitFor()
+    // The title names the brand once its name has been read (it starts with the slug).
+    await page.locator("h1", { hasText: "Competitors · Northwind CRM" }).waitFor()
+    expect(await page.locator("h1").textContent()).toBe("Competitors · Northwind CRM")
+    expect(await rows("#competitors-table").count()).toBe(5)
+    await page.getByLabel("Name", { exact: true }).fill("Zephyr CRM")
+    await page.getByLabel("Domain", { exact: true }).fill("zephyrcrm.com")
+    await page.getByLabel("Other names (optional)").fill("Zephyr, ZephyrHQ")
+    await page.getByLabel("Pin to the top").check()
+    await page.getByRole("button", { name: "Add competitor" }).click()
+    await page.locator("#competitors-table", { hasText: "Zephyr CRM" }).waitFor()
+    expect(await rows("#competitors-table").count()).toBe(6)
+
+    const metrics = await publicGet<{ tracked_competitors: Array<string>; ranking: Array<{ name: string; is_pinned: boolean; domain: string }> }>(
+      "/industry/metrics?brand=northwind-crm&range=7d"
+    )
+    expect(metrics.tracked_competitors).toContain("Zephyr CRM")
+    expect(metrics.ranking.find((row) => row.name === "Zephyr CRM")).toMatchObject({ is_pinned: true, domain: "zephyrcrm.com" })
+
+    // The same name again: a sentence, not a status code.
+    await page.getByLabel("Name", { exact: true }).fill("Zephyr CRM")
+    await page.getByLabel("Domain", { exact: true }).fill("zephyrcrm.com")
+    await page.getByRole("button", { name: "Add competitor" }).click()
+    const error = page.locator("#competitors-screen [role=alert]")
+    await error.waitFor()
+    expect(await error.textContent()).toBe("Zephyr CRM is already a competitor of this brand.")
+  })
+
+  it("adds a monitored prompt with a topic and an intent, shows the plan's count and cap, and the API lists it", async () => {
+    await page.goto(`${served.base}/#/brands/northwind-crm/prompts`)
+    await rows("#prompts-table").first().waitFor()
+    expect(await page.locator("#prompt-usage").textContent()).toBe("40 of 250 monitored prompts in use across your brands (20 on this brand).")
+    await page.getByLabel("Prompt", { exact: true }).fill("which crm works offline")
+    await page.getByLabel("Topic (optional)").fill("crm software")
+    await page.getByLabel("Intent (optional)").selectOption("comparison")
+    await page.getByRole("button", { name: "Add prompt" }).click()
+    await page.locator("#prompts-table", { hasText: "which crm works offline" }).waitFor()
+    expect(await page.locator("#prompt-usage").textContent()).toBe("41 of 250 monitored prompts in use across your brands (21 on this brand).")
+
+    const listed = await publicGet<{ prompts: Array<{ prompt: string; topic: string; intent: string }>; used_total: number }>("/brands/northwind-crm/prompts")
+    expect(listed.prompts.find((p) => p.prompt === "which crm works offline")).toMatchObject({ topic: "crm software", intent: "comparison" })
+    expect(listed.used_total).toBe(41)
+
+    // The topic filter is state in the URL: choosing one narrows the list, a reload keeps it.
+    await page.getByLabel("Topic", { exact: true }).selectOption("crm software")
+    await page.waitForURL(/prompts\?topic=crm\+software$/)
+    await page.reload()
+    await rows("#prompts-table").first().waitFor()
+    const topics = await page.locator("#prompts-table tbody tr td:nth-child(2)").allTextContents()
+    expect(topics.length).toBeGreaterThan(1)
+    expect(new Set(topics)).toEqual(new Set(["crm software"]))
+  })
+
+  it("draws every screen's data on the demo workspace, with human labels and the state of the URL", async () => {
+    const base = `${served.base}/#/brands/northwind-crm`
+
+    await page.goto(`${base}/settings`)
+    await page.locator("#site-id-value").waitFor()
+    expect(await page.locator("#site-id-value").textContent()).toMatch(/^[0-9a-f-]{36}$/)
+
+    await page.goto(`${base}/mentions?sentiment=neg&region=US`)
+    await rows("#mentions-table").first().waitFor()
+    expect(await page.locator("#mentions-sentiment").inputValue()).toBe("neg")
+    expect(new Set(await page.locator("#mentions-table tbody tr td:nth-child(6)").allTextContents())).toEqual(new Set(["Negative"]))
+    const engines = await page.locator("#mentions-table tbody tr td:nth-child(2)").allTextContents()
+    expect(engines.every((engine) => !/_/.test(engine) && engine !== engine.toLowerCase())).toBe(true)
+    expect(await page.locator("#mention-scope").textContent()).toContain("region US, language en")
+
+    await page.goto(`${base}/citations?type=ugc`)
+    await rows("#citations-table").first().waitFor()
+    expect(new Set(await page.locator("#citations-table tbody tr td:nth-child(2)").allTextContents())).toEqual(new Set(["Forums and social"]))
+    await rows("#gap-table").first().waitFor()
+    expect(await rows("#gap-table").count()).toBeGreaterThan(0)
+
+    await page.goto(`${base}/fanouts?engine=perplexity`)
+    await page.locator("#fanout-groups > li").first().waitFor()
+    expect(await page.locator("#fanouts-engine").inputValue()).toBe("perplexity")
+    const summaries = await page.locator("#fanout-groups summary").allTextContents()
+    expect(summaries.length).toBeGreaterThan(0)
+    expect(summaries.every((text) => text.includes("· Perplexity ·"))).toBe(true)
+
+    await page.goto(`${base}/topics`)
+    await rows("#topics-table").first().waitFor()
+    expect(await page.locator("#topics-table tbody tr td:first-child").allTextContents()).toContain("crm software")
+
+    // The ranking's topic filter: a choice writes it into the URL, and the table is the topic's.
+    await page.goto(`${base}/ranking`)
+    await rows("#ranking-table").first().waitFor()
+    await page.getByLabel("Topic").selectOption("pricing")
+    await page.waitForURL(/ranking\?topic=pricing$/)
+    await page.locator("#ranking", { hasText: "prompts about “pricing”" }).waitFor()
+    expect(await page.locator("#ranking-table tbody tr", { hasText: "Northwind CRM (you)" }).count()).toBe(1)
+
+    await page.goto(`${base}/competitors?competitor=Pipeline.io`)
+    await rows("#competitor-detail").first().waitFor()
+    expect(await page.locator("#competitor-detail table").count()).toBe(2)
+
+    await page.goto(`${served.base}/#/portfolio`)
+    await rows("#portfolio-table").first().waitFor()
+    expect(await page.locator("#portfolio-table tbody tr td:first-child").allTextContents()).toEqual(["Northwind CRM", "Bramble Outfitters"])
+
+    // The brand's navigation reaches every screen.
+    await page.goto(`${base}/mentions`)
+    const nav = page.getByRole("navigation", { name: "Brand pages" })
+    for (const name of ["Mentions", "Ranking", "Competitors", "Prompts", "Topics", "Citations", "Fan-outs", "Settings"]) {
+      expect(await nav.getByRole("link", { name, exact: true }).count()).toBe(1)
+    }
+    expect(browser.pageErrors).toEqual([])
+  })
+
+  it("says when the plan's prompt cap is reached, naming the plan, and what an empty screen needs", async () => {
+    // A new account on the free plan with its ten prompts in use.
+    await page.evaluate(() => fetch("/api/v1/auth/logout", { method: "POST" }))
+    await page.goto(`${served.base}/#/signup`)
+    await page.fill("#email", "cap@example.test")
+    await page.fill("#password", "a long browser password")
+    await page.fill("#account_name", "Cap Inc")
+    await page.click("#submit")
+    await page.getByRole("heading", { name: "Brands" }).waitFor()
+    expect((await sessionPost("/api/v1/me/brands", { brand_slug: "capped", brand_name: "Capped", domain: "capped.example", vertical: "saas" })).status).toBe(201)
+    for (let i = 1; i <= 10; i++) expect((await sessionPost("/api/v1/me/brands/capped/prompts", { prompt: `question ${i}` })).status).toBe(201)
+    await page.goto(`${served.base}/#/brands/capped/prompts`)
+    await page.locator("#prompt-cap").waitFor()
+    expect(await page.locator("#prompt-usage").textContent()).toBe("10 of 10 monitored prompts in use across your brands (10 on this brand).")
+    expect(await page.locator("#prompt-cap").textContent()).toBe("You are using all 10 monitored prompts your Free plan allows. Upgrade your plan to monitor more questions.")
+    expect(await page.getByRole("button", { name: "Add prompt" }).isDisabled()).toBe(true)
+    // Screens without data yet say what is missing and what to do.
+    await page.goto(`${served.base}/#/brands/capped/competitors`)
+    await page.locator("#competitor-list .empty").waitFor()
+    expect(await page.locator("#competitor-list .empty").textContent()).toContain("No competitors yet")
+  })
+})
