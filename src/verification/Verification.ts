@@ -205,6 +205,8 @@ export const VerificationLive = Layer.scoped(
     // Reverse DNS: confirmed names per address, bounded in size and age.
     const cache = new Map<string, { names: ReadonlyArray<string>; at: number }>()
     const inFlight = new Set<string>()
+    // Addresses of pending hits the background pass could not answer yet, and when it first tried.
+    const waitingSince = new Map<string, number>()
     const permits = yield* Effect.makeSemaphore(config.dnsConcurrency)
 
     const cached = (key: string, at: number) => {
@@ -370,8 +372,22 @@ export const VerificationLive = Layer.scoped(
           path: "/",
           query: ""
         }, at)
-        if ("verdict" in step) updates.push({ brandId: h.brandId, key: h.key, verdict: step.verdict })
-        else if (at - h.ts.getTime() > config.giveUpAfterMs) updates.push({ brandId: h.brandId, key: h.key, verdict: "unverified" })
+        const ip = parseIp(h.clientIp)
+        const waitKey = ip === null ? h.clientIp : ipKey(ip)
+        if ("verdict" in step) {
+          updates.push({ brandId: h.brandId, key: h.key, verdict: step.verdict })
+          waitingSince.delete(waitKey)
+        } else {
+          // The wait counts from when this process first tried the address, not from the hit's own
+          // time: a log shipped days late still gets its lookups before it is given up.
+          const since = waitingSince.get(waitKey)
+          if (since === undefined) {
+            if (waitingSince.size >= config.cacheSize) waitingSince.delete(waitingSince.keys().next().value!)
+            waitingSince.set(waitKey, at)
+          } else if (at - since > config.giveUpAfterMs) {
+            updates.push({ brandId: h.brandId, key: h.key, verdict: "unverified" })
+          }
+        }
       }
       yield* repo.settle(updates)
       return updates.length
