@@ -12,7 +12,6 @@ import { Verification } from "../verification/Verification.js"
 import {
   AgentsRepo,
   type CrawlerFilter,
-  type DailyRow,
   PAGE_SORT_COLUMNS,
   type PageSort,
   type PagesQuery,
@@ -345,7 +344,7 @@ export const AgentsLive = Layer.effect(
           pages.set(row.path, p)
         }
         const vendorHits = new Map<string, number>()
-        for (const row of daily as ReadonlyArray<DailyRow>) sumInto(vendorHits, row.vendor, row.hits)
+        for (const row of daily) sumInto(vendorHits, row.vendor, row.hits)
         const vendorReferrals = new Map<string, number>()
         for (const [engine, n] of engines) {
           const vendor = ENGINE_VENDOR[engine]

@@ -14,11 +14,15 @@ import {
 import { LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
 import type { Brand, PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
-import { BrandsRepo, type BrandRow, type CompetitorRow, type PromptRow, type SiteBrand } from "./Repo.js"
+import { BrandsRepo, type BrandRow, type CompetitorRow, PromptRow, type SiteBrand } from "./Repo.js"
 
 export type { SiteBrand }
-/** The stored shapes other domains receive from this service (they never import the repository). */
-export type { BrandRow, CompetitorRow, PromptRow }
+/**
+ * The stored shapes other domains receive from this service (they never import the repository);
+ * PromptRow with its Schema, which decodes the prompts the visibility reads select themselves.
+ */
+export type { BrandRow, CompetitorRow }
+export { PromptRow }
 
 /** The Brand resource of the OpenAPI document. */
 export interface BrandView {

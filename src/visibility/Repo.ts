@@ -1,34 +1,40 @@
-import type { PromptRow } from "../brands/Brands.js"
+import { PromptRow } from "../brands/Brands.js"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Period } from "../platform/Days.js"
+import { firstRow, rows } from "../platform/Rows.js"
 export type { Period }
 
 /**
  * SQL of the visibility reads (docs/visibility.md). Every figure is summed in SQL from
  * the daily rollups (migrations 0003 and 0004), or, for the lists (mentions, fan-outs, prompts),
  * read row by row with a limit. Every query filters by the account of the authenticated key.
- * Days are `YYYY-MM-DD` strings (UTC days) both ways.
+ * Days are `YYYY-MM-DD` strings (UTC days) both ways. Each query's rows are decoded with the row
+ * Schema declared here, whose types are the ones the service reads; sums are cast to int or float8
+ * in SQL so that every figure is a JS number on both back ends (a sum of bigint is numeric, which
+ * the server driver returns as a string).
  */
 
 /** A brand's mention rate in two adjacent periods (the visibility.changed alert). */
-export interface MentionCounts {
+export const MentionCounts = Schema.Struct({
   /** null: every engine together. */
-  readonly engine: string | null
-  readonly currentN: number
-  readonly currentK: number
-  readonly previousN: number
-  readonly previousK: number
-}
+  engine: Schema.NullOr(Schema.String),
+  currentN: Schema.Number,
+  currentK: Schema.Number,
+  previousN: Schema.Number,
+  previousK: Schema.Number
+})
+export type MentionCounts = typeof MentionCounts.Type
 
 /** An owned domain an engine started or stopped citing (the citation.gained/lost alerts). */
-export interface CitationChange {
-  readonly domain: string
-  readonly engine: string
-  readonly change: "gained" | "lost"
+export const CitationChange = Schema.Struct({
+  domain: Schema.String,
+  engine: Schema.String,
+  change: Schema.Literal("gained", "lost"),
   /** gained: the first day it cited in the current period; lost: the last day it cited before it. */
-  readonly day: string
-}
+  day: Schema.String
+})
+export type CitationChange = typeof CitationChange.Type
 
 /** Optional filters of the per-brand aggregates (null = every value). */
 export interface Scope {
@@ -37,65 +43,78 @@ export interface Scope {
   readonly engine: string | null
 }
 
-export interface DayEngineTotals {
-  readonly day: string
-  readonly engine: string
-  readonly responses: number
-  readonly mentions: number
-  readonly cited: number
-}
+export const DayEngineTotals = Schema.Struct({
+  day: Schema.String,
+  engine: Schema.String,
+  responses: Schema.Number,
+  mentions: Schema.Number,
+  cited: Schema.Number
+})
+export type DayEngineTotals = typeof DayEngineTotals.Type
 
 /** Mention rollup sums; `engine` is null on competitor rows (summed over engines). */
-export interface DayEntityTotals {
-  readonly day: string
-  readonly entityId: number
-  readonly engine: string | null
-  readonly mentions: number
-  readonly rankSum: number
-  readonly top1: number
-  readonly top3: number
-  readonly sentimentSum: number
-  readonly positive: number
-  readonly neutral: number
-  readonly negative: number
-}
+export const DayEntityTotals = Schema.Struct({
+  day: Schema.String,
+  entityId: Schema.Number,
+  engine: Schema.NullOr(Schema.String),
+  mentions: Schema.Number,
+  rankSum: Schema.Number,
+  top1: Schema.Number,
+  top3: Schema.Number,
+  sentimentSum: Schema.Number,
+  positive: Schema.Number,
+  neutral: Schema.Number,
+  negative: Schema.Number
+})
+export type DayEntityTotals = typeof DayEntityTotals.Type
 
-export interface MentionRow {
-  readonly id: string
-  readonly engine: string
-  readonly prompt: string
-  readonly snippet: string
-  readonly rank: number
-  readonly label: "positive" | "neutral" | "negative"
-  readonly citedUrl: string | null
-  readonly seenAt: Date
-}
+export const MentionRow = Schema.Struct({
+  id: Schema.String,
+  engine: Schema.String,
+  prompt: Schema.String,
+  snippet: Schema.String,
+  rank: Schema.Number,
+  label: Schema.Literal("positive", "neutral", "negative"),
+  citedUrl: Schema.NullOr(Schema.String),
+  seenAt: Schema.DateFromSelf
+})
+export type MentionRow = typeof MentionRow.Type
 
 /** A monitored prompt as the prompts list reads it: the stored row of the brands domain. */
 export type PromptListRow = PromptRow
 
-export interface EntityPeriodTotals {
-  readonly entityId: number
-  readonly mentions: number
-  readonly prevMentions: number
-  /** Σ m over the observations mentioning the entity (m = entities an observation mentions), range / previous period. */
-  readonly coMentions: number
-  readonly prevCoMentions: number
-  readonly rankSum: number
-  readonly positive: number
-  readonly neutral: number
-  readonly negative: number
-}
+/** The account's prompts in use and its plan's cap. */
+const PromptTotalsRow = Schema.Struct({ usedTotal: Schema.Number, limit: Schema.Number })
 
-export interface PopulationTotals {
-  readonly responses: number
-  readonly prevResponses: number
+export const ThemeRow = Schema.Struct({ topic: Schema.String, count: Schema.Number })
+export type ThemeRow = typeof ThemeRow.Type
+
+const PromptTextRow = Schema.Struct({ prompt: Schema.String })
+
+export const EntityPeriodTotals = Schema.Struct({
+  entityId: Schema.Number,
+  mentions: Schema.Number,
+  prevMentions: Schema.Number,
+  /** Σ m over the observations mentioning the entity (m = entities an observation mentions), range / previous period. */
+  coMentions: Schema.Number,
+  prevCoMentions: Schema.Number,
+  rankSum: Schema.Number,
+  positive: Schema.Number,
+  neutral: Schema.Number,
+  negative: Schema.Number
+})
+export type EntityPeriodTotals = typeof EntityPeriodTotals.Type
+
+export const PopulationTotals = Schema.Struct({
+  responses: Schema.Number,
+  prevResponses: Schema.Number,
   /** Σ m and Σ m² over the population's observations (m = entities an observation mentions), range / previous period. */
-  readonly entityMentions: number
-  readonly entityMentionsSq: number
-  readonly prevEntityMentions: number
-  readonly prevEntityMentionsSq: number
-}
+  entityMentions: Schema.Number,
+  entityMentionsSq: Schema.Number,
+  prevEntityMentions: Schema.Number,
+  prevEntityMentionsSq: Schema.Number
+})
+export type PopulationTotals = typeof PopulationTotals.Type
 
 export const NO_POPULATION: PopulationTotals = {
   responses: 0,
@@ -106,42 +125,75 @@ export const NO_POPULATION: PopulationTotals = {
   prevEntityMentionsSq: 0
 }
 
-export interface DomainTotals {
-  readonly domain: string
-  readonly bucket: string
-  readonly citations: number
-}
+export const DomainTotals = Schema.Struct({ domain: Schema.String, bucket: Schema.String, citations: Schema.Number })
+export type DomainTotals = typeof DomainTotals.Type
 
-export interface FanoutRow {
-  readonly observationId: number
-  readonly promptNum: number
-  readonly promptText: string
-  readonly brandSlug: string
-  readonly brandName: string
-  readonly engine: string
-  readonly day: string
-  readonly position: number | null
-  readonly subQuestion: string | null
-  readonly citations: ReadonlyArray<string> | null
-}
+export const FanoutRow = Schema.Struct({
+  observationId: Schema.Number,
+  promptNum: Schema.Number,
+  promptText: Schema.String,
+  brandSlug: Schema.String,
+  brandName: Schema.String,
+  engine: Schema.String,
+  day: Schema.String,
+  position: Schema.NullOr(Schema.Number),
+  subQuestion: Schema.NullOr(Schema.String),
+  citations: Schema.NullOr(Schema.Array(Schema.String))
+})
+export type FanoutRow = typeof FanoutRow.Type
 
-export interface CompetitorPromptRow {
-  readonly promptNum: number
-  readonly prompt: string
-  readonly topic: string
-  readonly appearances: number
+export const CompetitorPromptRow = Schema.Struct({
+  promptNum: Schema.Number,
+  prompt: Schema.String,
+  topic: Schema.String,
+  appearances: Schema.Number,
   /** Bit set of ENGINE_SLUGS indexes (migrations/0004). */
-  readonly engines: number
-  readonly rankSum: number
-  readonly withBrand: number
-}
+  engines: Schema.Number,
+  rankSum: Schema.Number,
+  withBrand: Schema.Number
+})
+export type CompetitorPromptRow = typeof CompetitorPromptRow.Type
 
-export interface GapRow {
-  readonly domain: string
-  readonly bucket: string
-  readonly opportunity: number
-  readonly competitorIds: ReadonlyArray<number>
-}
+export const GapRow = Schema.Struct({
+  domain: Schema.String,
+  bucket: Schema.String,
+  opportunity: Schema.Number,
+  competitorIds: Schema.Array(Schema.Number)
+})
+export type GapRow = typeof GapRow.Type
+
+/** Per brand of the account and engine: responses and brand mentions in the range, the last 7 days and the 7 before. */
+export const PortfolioEngineRow = Schema.Struct({
+  brandId: Schema.Number,
+  engine: Schema.String,
+  responses: Schema.Number,
+  mentions: Schema.Number,
+  responses7: Schema.Number,
+  mentions7: Schema.Number,
+  responsesPrev7: Schema.Number,
+  mentionsPrev7: Schema.Number
+})
+export type PortfolioEngineRow = typeof PortfolioEngineRow.Type
+
+export const PortfolioCompetitorRow = Schema.Struct({ brandId: Schema.Number, name: Schema.String, mentions: Schema.Number })
+export type PortfolioCompetitorRow = typeof PortfolioCompetitorRow.Type
+
+export const EngineTotals = Schema.Struct({
+  engine: Schema.String,
+  responses: Schema.Number,
+  mentions: Schema.Number,
+  prevResponses: Schema.Number,
+  prevMentions: Schema.Number
+})
+export type EngineTotals = typeof EngineTotals.Type
+
+export const SeriesDay = Schema.Struct({ day: Schema.String, responses: Schema.Number, mentions: Schema.Number })
+export type SeriesDay = typeof SeriesDay.Type
+
+export const SeriesCompetitorDay = Schema.Struct({ day: Schema.String, entityId: Schema.Number, mentions: Schema.Number })
+export type SeriesCompetitorDay = typeof SeriesCompetitorDay.Type
+
+const LastObservedRow = Schema.Struct({ at: Schema.NullOr(Schema.DateFromSelf) })
 
 export interface VisibilityRepoShape {
   readonly promptList: (
@@ -151,7 +203,7 @@ export interface VisibilityRepoShape {
   /** Monitored prompts of the account: themes (topic, prompts) and every prompt text. */
   readonly topics: (
     accountId: number
-  ) => Effect.Effect<{ readonly themes: ReadonlyArray<{ readonly topic: string; readonly count: number }>; readonly texts: ReadonlyArray<string> }>
+  ) => Effect.Effect<{ readonly themes: ReadonlyArray<ThemeRow>; readonly texts: ReadonlyArray<string> }>
   /** observation_daily per day and engine, every region. */
   readonly dayEngineTotals: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<DayEngineTotals>>
   /** mention_daily per day and entity (per engine for the brand, entity 0), every region. */
@@ -165,28 +217,19 @@ export interface VisibilityRepoShape {
   readonly portfolioEngines: (
     accountId: number,
     days: { readonly from: string; readonly to: string; readonly last7From: string; readonly prev7From: string }
-  ) => Effect.Effect<ReadonlyArray<{
-    readonly brandId: number
-    readonly engine: string
-    readonly responses: number
-    readonly mentions: number
-    readonly responses7: number
-    readonly mentions7: number
-    readonly responsesPrev7: number
-    readonly mentionsPrev7: number
-  }>>
+  ) => Effect.Effect<ReadonlyArray<PortfolioEngineRow>>
   /** Per brand of the account and competitor: mentions in the range. */
   readonly portfolioCompetitors: (
     accountId: number,
     from: string,
     to: string
-  ) => Effect.Effect<ReadonlyArray<{ readonly brandId: number; readonly name: string; readonly mentions: number }>>
+  ) => Effect.Effect<ReadonlyArray<PortfolioCompetitorRow>>
   /** Per engine: responses and brand mentions in the range and the previous period (every region). */
   readonly engineTotals: (
     accountId: number,
     brandId: number,
     period: Period
-  ) => Effect.Effect<ReadonlyArray<{ readonly engine: string; readonly responses: number; readonly mentions: number; readonly prevResponses: number; readonly prevMentions: number }>>
+  ) => Effect.Effect<ReadonlyArray<EngineTotals>>
   /** Answer citations per domain over the account's brands. */
   readonly workspaceDomains: (accountId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<DomainTotals>>
   /**
@@ -216,10 +259,7 @@ export interface VisibilityRepoShape {
     from: string,
     to: string,
     scope: Scope
-  ) => Effect.Effect<{
-    readonly days: ReadonlyArray<{ readonly day: string; readonly responses: number; readonly mentions: number }>
-    readonly competitors: ReadonlyArray<{ readonly day: string; readonly entityId: number; readonly mentions: number }>
-  }>
+  ) => Effect.Effect<{ readonly days: ReadonlyArray<SeriesDay>; readonly competitors: ReadonlyArray<SeriesCompetitorDay> }>
   /** Time of the newest observation in the scope and range, null when none. */
   readonly lastObserved: (accountId: number, brandId: number, from: string, to: string, scope: Scope) => Effect.Effect<Date | null>
   readonly competitorDomains: (
@@ -279,38 +319,41 @@ export const VisibilityRepoLive = Layer.effect(
     const repo: VisibilityRepoShape = {
       promptList: (accountId, brandId) =>
         Effect.all({
-          prompts: sql<PromptListRow>`
+          prompts: sql`
             select id::text as id, num, prompt, topic, intent, source, source_query as "sourceQuery", created_at as "createdAt"
-            from prompts where account_id = ${accountId} and brand_id = ${brandId} order by created_at, num`,
-          totals: sql<{ usedTotal: number; limit: number }>`
+            from prompts where account_id = ${accountId} and brand_id = ${brandId} order by created_at, num`.pipe(rows(PromptRow)),
+          totals: sql`
             select (select count(*)::int from prompts where account_id = a.id) as "usedTotal", p.max_prompts as "limit"
-            from accounts a join plans p on p.id = a.plan_id where a.id = ${accountId}`
+            from accounts a join plans p on p.id = a.plan_id where a.id = ${accountId}`.pipe(firstRow(PromptTotalsRow))
         }, { concurrency: "unbounded" }).pipe(
-          Effect.map(({ prompts, totals }) => ({ prompts, usedTotal: totals[0]?.usedTotal ?? 0, limit: totals[0]?.limit ?? 0 })),
+          Effect.map(({ prompts, totals }) => ({
+            prompts,
+            ...Option.getOrElse(totals, () => ({ usedTotal: 0, limit: 0 }))
+          })),
           Effect.orDie
         ),
 
       topics: (accountId) =>
         Effect.all({
-          themes: sql<{ topic: string; count: number }>`
+          themes: sql`
             select topic, count(*)::int as count from prompts where account_id = ${accountId}
-            group by topic order by count(*) desc, topic`,
-          texts: sql<{ prompt: string }>`select prompt from prompts where account_id = ${accountId}`
+            group by topic order by count(*) desc, topic`.pipe(rows(ThemeRow)),
+          texts: sql`select prompt from prompts where account_id = ${accountId}`.pipe(rows(PromptTextRow))
         }, { concurrency: "unbounded" }).pipe(
           Effect.map(({ texts, themes }) => ({ themes, texts: texts.map((row) => row.prompt) })),
           Effect.orDie
         ),
 
       dayEngineTotals: (accountId, brandId, from, to) =>
-        sql<DayEngineTotals>`
+        sql`
           select to_char(day, 'YYYY-MM-DD') as day, engine, sum(responses)::int as responses,
                  sum(brand_mentions)::int as mentions, sum(brand_cited)::int as cited
           from observation_daily
           where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
-          group by day, engine order by day, engine`.pipe(Effect.orDie),
+          group by day, engine order by day, engine`.pipe(rows(DayEngineTotals), Effect.orDie),
 
       dayEntityTotals: (accountId, brandId, from, to) =>
-        sql<DayEntityTotals>`
+        sql`
           select to_char(day, 'YYYY-MM-DD') as day, entity_id as "entityId", case when entity_id = 0 then engine end as engine,
                  sum(mentions)::int as mentions, sum(rank_sum)::int as "rankSum", sum(top1)::int as top1, sum(top3)::int as top3,
                  sum(sentiment_sum)::float8 as "sentimentSum", sum(positive)::int as positive, sum(neutral)::int as neutral,
@@ -318,10 +361,10 @@ export const VisibilityRepoLive = Layer.effect(
           from mention_daily
           where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
           group by day, entity_id, case when entity_id = 0 then engine end
-          order by day, entity_id, engine`.pipe(Effect.orDie),
+          order by day, entity_id, engine`.pipe(rows(DayEntityTotals), Effect.orDie),
 
       mentions: (accountId, brandId, f) =>
-        sql<MentionRow>`
+        sql`
           select m.id::text as id, m.engine, p.prompt, m.snippet, m.rank, m.sentiment_label as label, m.cited_url as "citedUrl",
                  m.observed_at as "seenAt"
           from mentions m join prompts p on p.id = m.prompt_id
@@ -330,19 +373,10 @@ export const VisibilityRepoLive = Layer.effect(
             and m.region = ${f.region} and m.language = ${f.language}
             ${f.label === null ? sql`` : sql`and m.sentiment_label = ${f.label}`}
           order by m.observed_at desc, m.id desc
-          limit ${f.limit}`.pipe(Effect.orDie),
+          limit ${f.limit}`.pipe(rows(MentionRow), Effect.orDie),
 
       portfolioEngines: (accountId, d) =>
-        sql<{
-          brandId: number
-          engine: string
-          responses: number
-          mentions: number
-          responses7: number
-          mentions7: number
-          responsesPrev7: number
-          mentionsPrev7: number
-        }>`
+        sql`
           select brand_id as "brandId", engine,
                  coalesce(sum(responses) filter (where day >= ${d.from}::date), 0)::int as responses,
                  coalesce(sum(brand_mentions) filter (where day >= ${d.from}::date), 0)::int as mentions,
@@ -354,18 +388,18 @@ export const VisibilityRepoLive = Layer.effect(
                    as "mentionsPrev7"
           from observation_daily
           where account_id = ${accountId} and day between least(${d.from}::date, ${d.prev7From}::date) and ${d.to}::date
-          group by brand_id, engine`.pipe(Effect.orDie),
+          group by brand_id, engine`.pipe(rows(PortfolioEngineRow), Effect.orDie),
 
       portfolioCompetitors: (accountId, from, to) =>
-        sql<{ brandId: number; name: string; mentions: number }>`
+        sql`
           select t.brand_id as "brandId", c.name, t.mentions
           from (select brand_id, entity_id, sum(mentions)::int as mentions from mention_daily
                 where account_id = ${accountId} and entity_id <> 0 and day between ${from}::date and ${to}::date
                 group by brand_id, entity_id) t
-          join competitors c on c.id = t.entity_id and c.account_id = ${accountId}`.pipe(Effect.orDie),
+          join competitors c on c.id = t.entity_id and c.account_id = ${accountId}`.pipe(rows(PortfolioCompetitorRow), Effect.orDie),
 
       engineTotals: (accountId, brandId, p) =>
-        sql<{ engine: string; responses: number; mentions: number; prevResponses: number; prevMentions: number }>`
+        sql`
           select engine,
                  coalesce(sum(responses) filter (where day >= ${p.from}::date), 0)::int as responses,
                  coalesce(sum(brand_mentions) filter (where day >= ${p.from}::date), 0)::int as mentions,
@@ -373,17 +407,17 @@ export const VisibilityRepoLive = Layer.effect(
                  coalesce(sum(brand_mentions) filter (where day < ${p.from}::date), 0)::int as "prevMentions"
           from observation_daily
           where account_id = ${accountId} and brand_id = ${brandId} and day between ${p.prevFrom}::date and ${p.to}::date
-          group by engine`.pipe(Effect.orDie),
+          group by engine`.pipe(rows(EngineTotals), Effect.orDie),
 
       workspaceDomains: (accountId, from, to) =>
-        sql<DomainTotals>`
+        sql`
           select domain, ${bucketOf} as bucket, sum(citations)::int as citations
           from domain_daily
           where account_id = ${accountId} and day between ${from}::date and ${to}::date
-          group by domain order by sum(citations) desc, domain`.pipe(Effect.orDie),
+          group by domain order by sum(citations) desc, domain`.pipe(rows(DomainTotals), Effect.orDie),
 
       fanoutGroups: (accountId, from, to, limit) =>
-        sql<FanoutRow>`
+        sql`
           with groups as (
             select b.slug as brand_slug, b.name as brand_name, p.num, p.prompt, e.engine, latest.observation_id, latest.day,
                    b.added_at, b.id as brand_id
@@ -406,11 +440,11 @@ export const VisibilityRepoLive = Layer.effect(
                  (select array_agg(fc.url order by fc.position) from fanout_citations fc where fc.fanout_id = f.id) as citations
           from groups g
           join fanouts f on f.observation_id = g.observation_id and f.account_id = ${accountId}
-          order by g.added_at, g.brand_id, g.num, g.engine, f.position`.pipe(Effect.orDie),
+          order by g.added_at, g.brand_id, g.num, g.engine, f.position`.pipe(rows(FanoutRow), Effect.orDie),
 
       entityTotals: (accountId, brandId, p, scope) =>
         Effect.all({
-          entities: sql<EntityPeriodTotals>`
+          entities: sql`
             select entity_id as "entityId",
                    coalesce(sum(mentions) filter (where day >= ${p.from}::date), 0)::int as mentions,
                    coalesce(sum(mentions) filter (where day < ${p.from}::date), 0)::int as "prevMentions",
@@ -423,8 +457,8 @@ export const VisibilityRepoLive = Layer.effect(
             from mention_daily
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${p.prevFrom}::date and ${p.to}::date
               and ${scoped(scope)}
-            group by entity_id`,
-          population: sql<PopulationTotals>`
+            group by entity_id`.pipe(rows(EntityPeriodTotals)),
+          population: sql`
             select coalesce(sum(responses) filter (where day >= ${p.from}::date), 0)::int as responses,
                    coalesce(sum(responses) filter (where day < ${p.from}::date), 0)::int as "prevResponses",
                    coalesce(sum(entity_mentions) filter (where day >= ${p.from}::date), 0)::int as "entityMentions",
@@ -433,15 +467,15 @@ export const VisibilityRepoLive = Layer.effect(
                    coalesce(sum(entity_mentions_sq) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentionsSq"
             from observation_daily
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${p.prevFrom}::date and ${p.to}::date
-              and ${scoped(scope)}`
+              and ${scoped(scope)}`.pipe(firstRow(PopulationTotals))
         }, { concurrency: "unbounded" }).pipe(
-          Effect.map(({ entities, population }) => ({ entities, population: population[0] ?? NO_POPULATION })),
+          Effect.map(({ entities, population }) => ({ entities, population: Option.getOrElse(population, () => NO_POPULATION) })),
           Effect.orDie
         ),
 
       topicEntityTotals: (accountId, brandId, p, topic) =>
         Effect.all({
-          entities: sql<EntityPeriodTotals>`
+          entities: sql`
             select r.entity_id as "entityId",
                    coalesce(sum(r.mentions) filter (where r.day >= ${p.from}::date), 0)::int as mentions,
                    coalesce(sum(r.mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevMentions",
@@ -454,8 +488,8 @@ export const VisibilityRepoLive = Layer.effect(
             from prompt_entity_daily r
             join prompts p on p.id = r.prompt_id and p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic}
             where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day between ${p.prevFrom}::date and ${p.to}::date
-            group by r.entity_id`,
-          population: sql<PopulationTotals>`
+            group by r.entity_id`.pipe(rows(EntityPeriodTotals)),
+          population: sql`
             select coalesce(sum(r.responses) filter (where r.day >= ${p.from}::date), 0)::int as responses,
                    coalesce(sum(r.responses) filter (where r.day < ${p.from}::date), 0)::int as "prevResponses",
                    coalesce(sum(r.entity_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentions",
@@ -464,47 +498,51 @@ export const VisibilityRepoLive = Layer.effect(
                    coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq"
             from prompt_daily r
             join prompts p on p.id = r.prompt_id and p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic}
-            where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day between ${p.prevFrom}::date and ${p.to}::date`
+            where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day between ${p.prevFrom}::date and ${p.to}::date`.pipe(firstRow(PopulationTotals))
         }, { concurrency: "unbounded" }).pipe(
-          Effect.map(({ entities, population }) => ({ entities, population: population[0] ?? NO_POPULATION })),
+          Effect.map(({ entities, population }) => ({ entities, population: Option.getOrElse(population, () => NO_POPULATION) })),
           Effect.orDie
         ),
 
       series: (accountId, brandId, from, to, scope) =>
         Effect.all({
-          days: sql<{ day: string; responses: number; mentions: number }>`
+          days: sql`
             select to_char(day, 'YYYY-MM-DD') as day, sum(responses)::int as responses, sum(brand_mentions)::int as mentions
             from observation_daily
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
               and ${scoped(scope)}
-            group by day order by day`,
-          competitors: sql<{ day: string; entityId: number; mentions: number }>`
+            group by day order by day`.pipe(rows(SeriesDay)),
+          competitors: sql`
             select to_char(day, 'YYYY-MM-DD') as day, entity_id as "entityId", sum(mentions)::int as mentions
             from mention_daily
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
               and entity_id <> 0 and ${scoped(scope)}
-            group by day, entity_id`
+            group by day, entity_id`.pipe(rows(SeriesCompetitorDay))
         }, { concurrency: "unbounded" }).pipe(Effect.orDie),
 
       lastObserved: (accountId, brandId, from, to, scope) =>
-        sql<{ at: Date | null }>`
+        sql`
           select max(observed_at) as at from observations
           where account_id = ${accountId} and brand_id = ${brandId}
             and day = (select max(day) from observation_daily
                        where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
                          and ${scoped(scope)})
-            and ${scoped(scope)}`.pipe(Effect.map((rows) => rows[0]?.at ?? null), Effect.orDie),
+            and ${scoped(scope)}`.pipe(
+          firstRow(LastObservedRow),
+          Effect.map(Option.match({ onNone: () => null, onSome: (row) => row.at })),
+          Effect.orDie
+        ),
 
       competitorDomains: (accountId, brandId, competitorId, from, to) =>
-        sql<DomainTotals>`
+        sql`
           select domain, ${bucketOf} as bucket, sum(citations)::int as citations
           from domain_entity_daily
           where account_id = ${accountId} and brand_id = ${brandId} and entity_id = ${competitorId}
             and day between ${from}::date and ${to}::date
-          group by domain order by sum(citations) desc, domain`.pipe(Effect.orDie),
+          group by domain order by sum(citations) desc, domain`.pipe(rows(DomainTotals), Effect.orDie),
 
       competitorPrompts: (accountId, brandId, competitorId, from, to) =>
-        sql<CompetitorPromptRow>`
+        sql`
           select p.num as "promptNum", p.prompt, p.topic, t.appearances, t.engines, t."rankSum", t."withBrand"
           from (select prompt_id, sum(mentions)::int as appearances, bit_or(engines) as engines,
                        sum(rank_sum)::int as "rankSum", sum(with_brand)::int as "withBrand"
@@ -513,10 +551,10 @@ export const VisibilityRepoLive = Layer.effect(
                   and day between ${from}::date and ${to}::date
                 group by prompt_id) t
           join prompts p on p.id = t.prompt_id and p.account_id = ${accountId}
-          order by t.appearances desc, p.num`.pipe(Effect.orDie),
+          order by t.appearances desc, p.num`.pipe(rows(CompetitorPromptRow), Effect.orDie),
 
       gap: (accountId, brandId, from, to, region) =>
-        sql<GapRow>`
+        sql`
           with gap as (
             select domain, ${bucketOf} as bucket, sum(competitor_observations)::int as opportunity
             from domain_daily
@@ -530,9 +568,9 @@ export const VisibilityRepoLive = Layer.effect(
                            where e.account_id = ${accountId} and e.brand_id = ${brandId} and e.domain = g.domain
                              and e.day between ${from}::date and ${to}::date
                              ${region === null ? sql`` : sql`and e.region = ${region}`}), '{}') as "competitorIds"
-          from gap g`.pipe(Effect.orDie),
+          from gap g`.pipe(rows(GapRow), Effect.orDie),
       mentionCounts: (accountId, brandId, previousFrom, currentFrom, until) =>
-        sql<MentionCounts>`
+        sql`
           select engine,
                  (coalesce(sum(responses) filter (where day >= ${currentFrom}::date), 0))::int as "currentN",
                  (coalesce(sum(brand_mentions) filter (where day >= ${currentFrom}::date), 0))::int as "currentK",
@@ -540,9 +578,9 @@ export const VisibilityRepoLive = Layer.effect(
                  (coalesce(sum(brand_mentions) filter (where day < ${currentFrom}::date), 0))::int as "previousK"
           from observation_daily
           where account_id = ${accountId} and brand_id = ${brandId} and day >= ${previousFrom}::date and day <= ${until}::date
-          group by grouping sets ((engine), ())`.pipe(Effect.orDie),
+          group by grouping sets ((engine), ())`.pipe(rows(MentionCounts), Effect.orDie),
       citationChanges: (accountId, brandId, previousFrom, currentFrom, until) =>
-        sql<CitationChange>`
+        sql`
           with per as (
             select domain, engine, min(day) filter (where day >= ${currentFrom}::date) as first_now,
                    max(day) filter (where day < ${currentFrom}::date) as last_before
@@ -553,7 +591,7 @@ export const VisibilityRepoLive = Layer.effect(
           )
           select domain, engine, case when first_now is null then 'lost' else 'gained' end as change,
                  to_char(coalesce(first_now, last_before), 'YYYY-MM-DD') as day
-          from per where (first_now is null) <> (last_before is null)`.pipe(Effect.orDie)
+          from per where (first_now is null) <> (last_before is null)`.pipe(rows(CitationChange), Effect.orDie)
     }
     return repo
   })
