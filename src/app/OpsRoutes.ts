@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Redacted } from "effect"
+import { Effect, Option, Redacted, Schema } from "effect"
 import { readdirSync } from "node:fs"
 import { bearerToken } from "../platform/Bearer.js"
 import { AppConfig } from "../platform/Config.js"
@@ -9,6 +9,7 @@ import { Lifecycle } from "../platform/Lifecycle.js"
 import { metrics } from "../platform/Metrics.js"
 import { migrationsDir } from "../platform/Migrations.js"
 import { ReadinessChecks } from "../platform/Readiness.js"
+import { firstRow } from "../platform/Rows.js"
 import { Database } from "../platform/Sql.js"
 
 /**
@@ -26,6 +27,8 @@ const latestMigration = (): number => {
   }
 }
 
+
+const MigrationRow = Schema.Struct({ id: Schema.NullOr(Schema.Number) })
 export const OpsRoutesLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const config = yield* AppConfig
@@ -39,8 +42,9 @@ export const OpsRoutesLive = HttpApiBuilder.Router.use((router) =>
     const appliedMigration: Effect.Effect<number | null, unknown> = Option.match(sql, {
       onNone: () => Effect.as(database.ping, null),
       onSome: (sql) =>
-        sql<{ id: number | null }>`select max(migration_id)::int as id from schema_migrations`.pipe(
-          Effect.map((rows) => rows[0]?.id ?? 0)
+        sql`select max(migration_id)::int as id from schema_migrations`.pipe(
+          firstRow(MigrationRow),
+          Effect.map((row) => Option.match(row, { onNone: () => 0, onSome: (r) => r.id ?? 0 }))
         )
     })
     const reports = Effect.all(contributed.map((check) => check.report), { concurrency: "unbounded" })

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { countOf, firstRow, singleRow } from "../platform/Rows.js"
+import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
 import { isUniqueViolation } from "../platform/SqlErrors.js"
 
 /** A brand as stored, with the plan's scan cadence joined in. */
@@ -135,9 +135,9 @@ export const BrandsRepoLive = Layer.effect(
         ),
       get,
       competitors: (accountId, brandId) =>
-        sql<CompetitorRow>`
+        sql`
           select id::int as id, name, domain, aliases, pinned, created_at as "createdAt" from competitors
-          where account_id = ${accountId} and brand_id = ${brandId} order by created_at, id`.pipe(Effect.orDie),
+          where account_id = ${accountId} and brand_id = ${brandId} order by created_at, id`.pipe(rows(CompetitorRow), Effect.orDie),
       count: (accountId) =>
         sql`select count(*)::int as n from brands where account_id = ${accountId}`.pipe(countOf, Effect.orDie),
       insert: (brand) =>
