@@ -195,6 +195,9 @@ export const leadingLiteral = (src: string): string | null => {
   return lit.length > 0 ? lit.toLowerCase() : null
 }
 
+/** Strings shorter than this are scanned in one chain (the second chain's setup would not pay). */
+const TWO_CHAINS_FROM = 24
+
 /**
  * One pass over a string for a set of ASCII literals, case-insensitive (Aho-Corasick as a table-driven
  * automaton with one column per ASCII character). `scan` writes each occurrence as (end index, literal id)
@@ -202,6 +205,12 @@ export const leadingLiteral = (src: string): string | null => {
  * read per character and writes nothing. A non-ASCII character is read as its low seven bits: it may
  * report an occurrence that is not there (callers confirm each one), it never hides one, since a literal's
  * characters are all ASCII.
+ *
+ * Speed: one automaton step is a table read whose address depends on the step before, so a single pass
+ * waits on memory at every character. A longer string is read as two halves in one loop, two independent
+ * chains the processor overlaps; the first half's chain goes on past the middle while the text it is
+ * matching began before the middle (its depth says so), so an occurrence across the middle is not lost.
+ * Any occurrence sends the string to the single pass, which reports every one in order.
  */
 export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
   for (const lit of literals) {
@@ -255,6 +264,9 @@ export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
     outputs[renum[s]!] = ends[s]!
   }
   const loudFrom = silent.length * 128
+  // length of the text each state has matched (its trie depth): the two-chain pass reads it
+  const depth = new Int32Array(n)
+  for (const s of order) for (const t of next[s]!.values()) depth[renum[t]!] = depth[renum[s]!]! + 1
   const collect = (s: string, from: number, state: number, out: Array<number>): number => {
     let w = 0
     for (let i = from; i < s.length; i++) {
@@ -268,12 +280,32 @@ export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
     }
     return w
   }
-  return (s: string, out: Array<number>): number => {
-    // the common case: no literal anywhere, one tight loop
+  const single = (s: string, out: Array<number>): number => {
     let state = 0
     for (let i = 0; i < s.length; i++) {
       state = table[state + (s.charCodeAt(i) & 127)]!
       if (state >= loudFrom) return collect(s, i, state, out)
+    }
+    return 0
+  }
+  return (s: string, out: Array<number>): number => {
+    const n = s.length
+    if (n < TWO_CHAINS_FROM) return single(s, out)
+    // the common case, no literal anywhere: s[0, mid) and s[mid, n) in one loop
+    const mid = n >> 1
+    let a = 0
+    let b = 0
+    for (let i = 0; i < mid; i++) {
+      a = table[a + (s.charCodeAt(i) & 127)]!
+      b = table[b + (s.charCodeAt(mid + i) & 127)]!
+      if (a >= loudFrom) return collect(s, i, a, out) // chain a is the single pass so far
+      if (b >= loudFrom) return single(s, out)
+    }
+    if (mid + mid < n && table[b + (s.charCodeAt(n - 1) & 127)]! >= loudFrom) return single(s, out)
+    // chain a goes on while the text it is matching began before mid (b started afresh at mid)
+    for (let i = mid; i < n && depth[a >> 7]! > i - mid; i++) {
+      a = table[a + (s.charCodeAt(i) & 127)]!
+      if (a >= loudFrom) return collect(s, i, a, out)
     }
     return 0
   }
