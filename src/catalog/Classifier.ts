@@ -258,31 +258,38 @@ export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
   const renum = new Int32Array(n)
   ;[...silent, ...loud].forEach((s, i) => (renum[s] = i))
   const table = new Int32Array(n * 128)
-  const outputs: Array<ReadonlyArray<number>> = new Array(n)
   for (let s = 0; s < n; s++) {
     for (let c = 0; c < 128; c++) table[renum[s]! * 128 + c] = renum[delta[s * 128 + c]!]! * 128
-    outputs[renum[s]!] = ends[s]!
   }
   const loudFrom = silent.length * 128
+  // the literal ids each loud state reports, flat: outIds[outFrom[k], outFrom[k + 1]) for loud state k
+  const outFrom = new Int32Array(loud.length + 1)
+  const outIds = new Int32Array(loud.reduce((m, s) => m + ends[s]!.length, 0))
+  loud.forEach((s, k) => {
+    outIds.set(ends[s]!, outFrom[k]!)
+    outFrom[k + 1] = outFrom[k]! + ends[s]!.length
+  })
   // length of the text each state has matched (its trie depth): the two-chain pass reads it
   const depth = new Int32Array(n)
   for (const s of order) for (const t of next[s]!.values()) depth[renum[t]!] = depth[renum[s]!]! + 1
+  /** Reports the occurrences ending at `from` (where the pass reached the loud `state`) and every later one. */
   const collect = (s: string, from: number, state: number, out: Array<number>): number => {
     let w = 0
-    for (let i = from; i < s.length; i++) {
-      if (i > from) state = table[state + (s.charCodeAt(i) & 127)]!
+    for (let i = from; ; ) {
       if (state >= loudFrom) {
-        for (const id of outputs[state >> 7]!) {
+        const k = (state - loudFrom) >> 7
+        for (let x = outFrom[k]!, end = outFrom[k + 1]!; x < end; x++) {
           out[w++] = i
-          out[w++] = id
+          out[w++] = outIds[x]!
         }
       }
+      if (++i >= s.length) return w
+      state = table[state + (s.charCodeAt(i) & 127)]!
     }
-    return w
   }
-  const single = (s: string, out: Array<number>): number => {
-    let state = 0
-    for (let i = 0; i < s.length; i++) {
+  /** The single pass from `from` in `state` (the automaton's state after s[0, from)). */
+  const single = (s: string, out: Array<number>, from: number, state: number): number => {
+    for (let i = from; i < s.length; i++) {
       state = table[state + (s.charCodeAt(i) & 127)]!
       if (state >= loudFrom) return collect(s, i, state, out)
     }
@@ -290,18 +297,19 @@ export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
   }
   return (s: string, out: Array<number>): number => {
     const n = s.length
-    if (n < TWO_CHAINS_FROM) return single(s, out)
-    // the common case, no literal anywhere: s[0, mid) and s[mid, n) in one loop
+    if (n < TWO_CHAINS_FROM) return single(s, out, 0, 0)
+    // the common case, no literal anywhere: s[0, mid) and s[mid, n) in one loop; chain a is the single
+    // pass so far, so an occurrence hands its state over and nothing is read twice
     const mid = n >> 1
     let a = 0
     let b = 0
     for (let i = 0; i < mid; i++) {
       a = table[a + (s.charCodeAt(i) & 127)]!
       b = table[b + (s.charCodeAt(mid + i) & 127)]!
-      if (a >= loudFrom) return collect(s, i, a, out) // chain a is the single pass so far
-      if (b >= loudFrom) return single(s, out)
+      if (a >= loudFrom) return collect(s, i, a, out)
+      if (b >= loudFrom) return single(s, out, i + 1, a)
     }
-    if (mid + mid < n && table[b + (s.charCodeAt(n - 1) & 127)]! >= loudFrom) return single(s, out)
+    if (mid + mid < n && table[b + (s.charCodeAt(n - 1) & 127)]! >= loudFrom) return single(s, out, mid, a)
     // chain a goes on while the text it is matching began before mid (b started afresh at mid)
     for (let i = mid; i < n && depth[a >> 7]! > i - mid; i++) {
       a = table[a + (s.charCodeAt(i) & 127)]!
@@ -355,7 +363,11 @@ interface Rule {
  * at that position. A pattern that does not begin with a literal is scanned for its longest literal
  * and, when that occurs, run over the whole string.
  */
-export const makeClassifier = (agents: ReadonlyArray<CatalogAgent>): ((ua: string) => Classification | null) => {
+export const makeClassifier = (
+  agents: ReadonlyArray<CatalogAgent>,
+  /** How the literals are found (tests pass a plain search to check the automaton against). */
+  scanner: (literals: ReadonlyArray<string>) => (s: string, out: Array<number>) => number = makeLiteralScanner,
+): ((ua: string) => Classification | null) => {
   const TOKEN_RANK_BASE = 1_000_000
   const seenTokens = new Set<string>()
   const pending: Array<{ src: string; lit: string; anchored: boolean; classification: Classification; order: number; token: string | null; weight: number }> = []
@@ -399,7 +411,7 @@ export const makeClassifier = (agents: ReadonlyArray<CatalogAgent>): ((ua: strin
     byLiteral[id]!.push({ token, re, classification: p.classification, order: p.order, rank, anchored: p.anchored, ran: 0 })
   }
   const lengths = [...literalIds.keys()].map((l) => l.length)
-  const scan = makeLiteralScanner([...literalIds.keys()])
+  const scan = scanner([...literalIds.keys()])
   const found: Array<number> = []
   const starts: Array<number> = []
   const lens: Array<number> = []
