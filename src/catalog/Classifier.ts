@@ -295,25 +295,67 @@ export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
     }
     return 0
   }
+  const lengths = Int32Array.from(literals, (l) => l.length)
+  /** Writes the occurrences the loud `state` reports at `end` that begin before `below`. */
+  const emit = (state: number, end: number, below: number, out: Array<number>, w: number): number => {
+    const k = (state - loudFrom) >> 7
+    for (let x = outFrom[k]!, stop = outFrom[k + 1]!; x < stop; x++) {
+      const id = outIds[x]!
+      if (end - lengths[id]! < below - 1) {
+        out[w++] = end
+        out[w++] = id
+      }
+    }
+    return w
+  }
+  /**
+   * Finishes both chains once one of them found an occurrence: chain a has read s[0, ea] (ea < mid, or
+   * ea >= mid when it is past the middle), chain b s[mid, eb]. Chain a reports what begins before mid,
+   * chain b the rest; each character is read once more at most (chain a's stretch past the middle).
+   */
+  const finish = (s: string, out: Array<number>, mid: number, ea: number, a: number, eb: number, b: number): number => {
+    const n = s.length
+    let w = 0
+    let i = ea
+    if (ea < mid) {
+      for (;;) {
+        if (a >= loudFrom) w = emit(a, i, n, out, w)
+        if (++i >= mid) break
+        a = table[a + (s.charCodeAt(i) & 127)]!
+      }
+    } else if (a >= loudFrom) {
+      w = emit(a, i++, mid, out, w)
+    }
+    for (; i < n && depth[a >> 7]! > i - mid; i++) {
+      a = table[a + (s.charCodeAt(i) & 127)]!
+      if (a >= loudFrom) w = emit(a, i, mid, out, w)
+    }
+    for (i = eb; ; ) {
+      if (b >= loudFrom) w = emit(b, i, n, out, w)
+      if (++i >= n) return w
+      b = table[b + (s.charCodeAt(i) & 127)]!
+    }
+  }
   return (s: string, out: Array<number>): number => {
     const n = s.length
     if (n < TWO_CHAINS_FROM) return single(s, out, 0, 0)
-    // the common case, no literal anywhere: s[0, mid) and s[mid, n) in one loop; chain a is the single
-    // pass so far, so an occurrence hands its state over and nothing is read twice
+    // the common case, no literal anywhere: s[0, mid) and s[mid, n) in one loop
     const mid = n >> 1
     let a = 0
     let b = 0
     for (let i = 0; i < mid; i++) {
       a = table[a + (s.charCodeAt(i) & 127)]!
       b = table[b + (s.charCodeAt(mid + i) & 127)]!
-      if (a >= loudFrom) return collect(s, i, a, out)
-      if (b >= loudFrom) return single(s, out, i + 1, a)
+      if (a >= loudFrom || b >= loudFrom) return finish(s, out, mid, i, a, mid + i, b)
     }
-    if (mid + mid < n && table[b + (s.charCodeAt(n - 1) & 127)]! >= loudFrom) return single(s, out, mid, a)
+    if (mid + mid < n) {
+      b = table[b + (s.charCodeAt(n - 1) & 127)]!
+      if (b >= loudFrom) return finish(s, out, mid, mid - 1, a, n - 1, b)
+    }
     // chain a goes on while the text it is matching began before mid (b started afresh at mid)
     for (let i = mid; i < n && depth[a >> 7]! > i - mid; i++) {
       a = table[a + (s.charCodeAt(i) & 127)]!
-      if (a >= loudFrom) return collect(s, i, a, out)
+      if (a >= loudFrom) return finish(s, out, mid, i, a, n - 1, b)
     }
     return 0
   }

@@ -66,7 +66,15 @@ const spliced = function* (literals: ReadonlyArray<string>): Generator<string> {
     const mixed = [...lit].map((c, i) => (i % 2 === 0 ? c.toUpperCase() : c)).join("")
     for (const total of [lit.length, 23, 24, 25, 40, 61, 100]) {
       const room = Math.max(0, total - lit.length)
-      for (let at = 0; at <= room; at++) yield filler.slice(0, at) + mixed + filler.slice(at, room)
+      for (let at = 0; at <= room; at++) {
+        const one = filler.slice(0, at) + mixed + filler.slice(at, room)
+        yield one
+        // with another occurrence before or after it, so each half has found one first
+        if (total === 40 || total === 61) {
+          yield `GPTBot ${one}`
+          yield `${one} Ai2Bot-Dolma`
+        }
+      }
     }
   }
 }
