@@ -200,17 +200,18 @@ const TWO_CHAINS_FROM = 24
 
 /**
  * One pass over a string for a set of ASCII literals, case-insensitive (Aho-Corasick as a table-driven
- * automaton with one column per ASCII character). `scan` writes each occurrence as (end index, literal id)
- * pairs into `out` and returns how many numbers it wrote; a string without any occurrence costs one table
- * read per character and writes nothing. A non-ASCII character is read as its low seven bits: it may
- * report an occurrence that is not there (callers confirm each one), it never hides one, since a literal's
- * characters are all ASCII.
+ * automaton with one column per ASCII character). `scan` writes each occurrence once as an (end index,
+ * literal id) pair into `out`, in no set order, and returns how many numbers it wrote; a string without any
+ * occurrence costs one table read per character and writes nothing. A non-ASCII character is read as its
+ * low seven bits: it may report an occurrence that is not there (callers confirm each one), it never hides
+ * one, since a literal's characters are all ASCII.
  *
  * Speed: one automaton step is a table read whose address depends on the step before, so a single pass
  * waits on memory at every character. A longer string is read as two halves in one loop, two independent
  * chains the processor overlaps; the first half's chain goes on past the middle while the text it is
  * matching began before the middle (its depth says so), so an occurrence across the middle is not lost.
- * Any occurrence sends the string to the single pass, which reports every one in order.
+ * Once either chain meets an occurrence both finish where they stand: the first reports the occurrences
+ * that begin before the middle, the second the others.
  */
 export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
   for (const lit of literals) {
