@@ -195,13 +195,23 @@ export const leadingLiteral = (src: string): string | null => {
   return lit.length > 0 ? lit.toLowerCase() : null
 }
 
+/** Strings shorter than this are scanned in one chain (the second chain's setup would not pay). */
+const TWO_CHAINS_FROM = 24
+
 /**
  * One pass over a string for a set of ASCII literals, case-insensitive (Aho-Corasick as a table-driven
- * automaton with one column per ASCII character). `scan` writes each occurrence as (end index, literal id)
- * pairs into `out` and returns how many numbers it wrote; a string without any occurrence costs one table
- * read per character and writes nothing. A non-ASCII character is read as its low seven bits: it may
- * report an occurrence that is not there (callers confirm each one), it never hides one, since a literal's
- * characters are all ASCII.
+ * automaton with one column per ASCII character). `scan` writes each occurrence once as an (end index,
+ * literal id) pair into `out`, in no set order, and returns how many numbers it wrote; a string without any
+ * occurrence costs one table read per character and writes nothing. A non-ASCII character is read as its
+ * low seven bits: it may report an occurrence that is not there (callers confirm each one), it never hides
+ * one, since a literal's characters are all ASCII.
+ *
+ * Speed: one automaton step is a table read whose address depends on the step before, so a single pass
+ * waits on memory at every character. A longer string is read as two halves in one loop, two independent
+ * chains the processor overlaps; the first half's chain goes on past the middle while the text it is
+ * matching began before the middle (its depth says so), so an occurrence across the middle is not lost.
+ * Once either chain meets an occurrence both finish where they stand: the first reports the occurrences
+ * that begin before the middle, the second the others.
  */
 export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
   for (const lit of literals) {
@@ -249,31 +259,104 @@ export const makeLiteralScanner = (literals: ReadonlyArray<string>) => {
   const renum = new Int32Array(n)
   ;[...silent, ...loud].forEach((s, i) => (renum[s] = i))
   const table = new Int32Array(n * 128)
-  const outputs: Array<ReadonlyArray<number>> = new Array(n)
   for (let s = 0; s < n; s++) {
     for (let c = 0; c < 128; c++) table[renum[s]! * 128 + c] = renum[delta[s * 128 + c]!]! * 128
-    outputs[renum[s]!] = ends[s]!
   }
   const loudFrom = silent.length * 128
+  // the literal ids each loud state reports, flat: outIds[outFrom[k], outFrom[k + 1]) for loud state k
+  const outFrom = new Int32Array(loud.length + 1)
+  const outIds = new Int32Array(loud.reduce((m, s) => m + ends[s]!.length, 0))
+  loud.forEach((s, k) => {
+    outIds.set(ends[s]!, outFrom[k]!)
+    outFrom[k + 1] = outFrom[k]! + ends[s]!.length
+  })
+  // length of the text each state has matched (its trie depth): the two-chain pass reads it
+  const depth = new Int32Array(n)
+  for (const s of order) for (const t of next[s]!.values()) depth[renum[t]!] = depth[renum[s]!]! + 1
+  /** Reports the occurrences ending at `from` (where the pass reached the loud `state`) and every later one. */
   const collect = (s: string, from: number, state: number, out: Array<number>): number => {
     let w = 0
-    for (let i = from; i < s.length; i++) {
-      if (i > from) state = table[state + (s.charCodeAt(i) & 127)]!
+    for (let i = from; ; ) {
       if (state >= loudFrom) {
-        for (const id of outputs[state >> 7]!) {
+        const k = (state - loudFrom) >> 7
+        for (let x = outFrom[k]!, end = outFrom[k + 1]!; x < end; x++) {
           out[w++] = i
-          out[w++] = id
+          out[w++] = outIds[x]!
         }
+      }
+      if (++i >= s.length) return w
+      state = table[state + (s.charCodeAt(i) & 127)]!
+    }
+  }
+  /** The single pass from `from` in `state` (the automaton's state after s[0, from)). */
+  const single = (s: string, out: Array<number>, from: number, state: number): number => {
+    for (let i = from; i < s.length; i++) {
+      state = table[state + (s.charCodeAt(i) & 127)]!
+      if (state >= loudFrom) return collect(s, i, state, out)
+    }
+    return 0
+  }
+  const lengths = Int32Array.from(literals, (l) => l.length)
+  /** Writes the occurrences the loud `state` reports at `end` that begin before `below`. */
+  const emit = (state: number, end: number, below: number, out: Array<number>, w: number): number => {
+    const k = (state - loudFrom) >> 7
+    for (let x = outFrom[k]!, stop = outFrom[k + 1]!; x < stop; x++) {
+      const id = outIds[x]!
+      if (end - lengths[id]! < below - 1) {
+        out[w++] = end
+        out[w++] = id
       }
     }
     return w
   }
+  /**
+   * Finishes both chains once one of them found an occurrence: chain a has read s[0, ea] (ea < mid, or
+   * ea >= mid when it is past the middle), chain b s[mid, eb]. Chain a reports what begins before mid,
+   * chain b the rest; each character is read once more at most (chain a's stretch past the middle).
+   */
+  const finish = (s: string, out: Array<number>, mid: number, ea: number, a: number, eb: number, b: number): number => {
+    const n = s.length
+    let w = 0
+    let i = ea
+    if (ea < mid) {
+      for (;;) {
+        if (a >= loudFrom) w = emit(a, i, n, out, w)
+        if (++i >= mid) break
+        a = table[a + (s.charCodeAt(i) & 127)]!
+      }
+    } else if (a >= loudFrom) {
+      w = emit(a, i++, mid, out, w)
+    }
+    for (; i < n && depth[a >> 7]! > i - mid; i++) {
+      a = table[a + (s.charCodeAt(i) & 127)]!
+      if (a >= loudFrom) w = emit(a, i, mid, out, w)
+    }
+    for (i = eb; ; ) {
+      if (b >= loudFrom) w = emit(b, i, n, out, w)
+      if (++i >= n) return w
+      b = table[b + (s.charCodeAt(i) & 127)]!
+    }
+  }
   return (s: string, out: Array<number>): number => {
-    // the common case: no literal anywhere, one tight loop
-    let state = 0
-    for (let i = 0; i < s.length; i++) {
-      state = table[state + (s.charCodeAt(i) & 127)]!
-      if (state >= loudFrom) return collect(s, i, state, out)
+    const n = s.length
+    if (n < TWO_CHAINS_FROM) return single(s, out, 0, 0)
+    // the common case, no literal anywhere: s[0, mid) and s[mid, n) in one loop
+    const mid = n >> 1
+    let a = 0
+    let b = 0
+    for (let i = 0; i < mid; i++) {
+      a = table[a + (s.charCodeAt(i) & 127)]!
+      b = table[b + (s.charCodeAt(mid + i) & 127)]!
+      if (a >= loudFrom || b >= loudFrom) return finish(s, out, mid, i, a, mid + i, b)
+    }
+    if (mid + mid < n) {
+      b = table[b + (s.charCodeAt(n - 1) & 127)]!
+      if (b >= loudFrom) return finish(s, out, mid, mid - 1, a, n - 1, b)
+    }
+    // chain a goes on while the text it is matching began before mid (b started afresh at mid)
+    for (let i = mid; i < n && depth[a >> 7]! > i - mid; i++) {
+      a = table[a + (s.charCodeAt(i) & 127)]!
+      if (a >= loudFrom) return finish(s, out, mid, i, a, n - 1, b)
     }
     return 0
   }
@@ -323,7 +406,11 @@ interface Rule {
  * at that position. A pattern that does not begin with a literal is scanned for its longest literal
  * and, when that occurs, run over the whole string.
  */
-export const makeClassifier = (agents: ReadonlyArray<CatalogAgent>): ((ua: string) => Classification | null) => {
+export const makeClassifier = (
+  agents: ReadonlyArray<CatalogAgent>,
+  /** How the literals are found (tests pass a plain search to check the automaton against). */
+  scanner: (literals: ReadonlyArray<string>) => (s: string, out: Array<number>) => number = makeLiteralScanner,
+): ((ua: string) => Classification | null) => {
   const TOKEN_RANK_BASE = 1_000_000
   const seenTokens = new Set<string>()
   const pending: Array<{ src: string; lit: string; anchored: boolean; classification: Classification; order: number; token: string | null; weight: number }> = []
@@ -367,7 +454,7 @@ export const makeClassifier = (agents: ReadonlyArray<CatalogAgent>): ((ua: strin
     byLiteral[id]!.push({ token, re, classification: p.classification, order: p.order, rank, anchored: p.anchored, ran: 0 })
   }
   const lengths = [...literalIds.keys()].map((l) => l.length)
-  const scan = makeLiteralScanner([...literalIds.keys()])
+  const scan = scanner([...literalIds.keys()])
   const found: Array<number> = []
   const starts: Array<number> = []
   const lens: Array<number> = []
