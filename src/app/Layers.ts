@@ -110,13 +110,15 @@ export const makeServices = <E, R>(options: {
   // The visibility reads over their repository and the Brands service; the alerts read the mention
   // rates and citation changes through them.
   const hashing = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive)
+  const brands = BrandsLive.pipe(Layer.provide(AccountsLive), Layer.provide(hashing))
   const visibility = VisibilityLive.pipe(
     Layer.provideMerge(options.visibilityConfig ?? VisibilityConfigLive),
-    Layer.provide(BrandsLive.pipe(Layer.provide(AccountsLive), Layer.provide(hashing))),
+    Layer.provide(brands),
     Layer.provide(options.repositories)
   )
-  // Alerts (docs/webhooks.md) are computed where ingestion and observations store their facts.
-  const base = Layer.mergeAll(hashing, AlertsLive).pipe(Layer.provideMerge(visibility))
+  // Alerts (docs/webhooks.md) are computed where ingestion and observations store their facts; they
+  // name brands by slug through the Brands service.
+  const base = Layer.mergeAll(hashing, AlertsLive.pipe(Layer.provide(brands))).pipe(Layer.provideMerge(visibility))
   // Observations (answer observations in) builds on Brands and the Analysis service.
   const core = ObservationsLive.pipe(
     // Brands and the API keys check plan caps through the Accounts service.

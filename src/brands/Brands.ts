@@ -14,14 +14,14 @@ import {
 import { LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
 import type { Brand, PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
-import { BrandsRepo, type BrandRow, type CompetitorRow, PromptRow, type SiteBrand } from "./Repo.js"
+import { type BrandKey, BrandsRepo, type BrandRow, type CompetitorRow, PromptRow, type SiteBrand } from "./Repo.js"
 
 export type { SiteBrand }
 /**
  * The stored shapes other domains receive from this service (they never import the repository);
  * PromptRow with its Schema, which decodes the prompts the visibility reads select themselves.
  */
-export type { BrandRow, CompetitorRow }
+export type { BrandKey, BrandRow, CompetitorRow }
 export { PromptRow }
 
 /** The Brand resource of the OpenAPI document. */
@@ -141,6 +141,8 @@ export interface BrandsShape {
   readonly bySiteId: (accountId: number, siteId: string) => Effect.Effect<SiteBrand, NotFound | Forbidden>
   /** The brand of a public site_id (the tag's), whatever the account; None when unknown or not a site id. */
   readonly findSite: (siteId: string) => Effect.Effect<Option.Option<SiteBrand>>
+  /** The slugs of these brands by brand id (the alerts name brands by slug); unknown brands are left out. */
+  readonly slugs: (brands: ReadonlyArray<BrandKey>) => Effect.Effect<ReadonlyMap<number, string>>
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -274,7 +276,8 @@ export const BrandsLive = Layer.effect(
               : found.value.accountId === accountId
               ? Effect.succeed(found.value)
               : Effect.fail(SITE_FOREIGN))
-          : Effect.fail(SITE_NOT_FOUND)
+          : Effect.fail(SITE_NOT_FOUND),
+      slugs: (brands) => Effect.map(repo.slugs(brands), (found) => new Map(found.map((b) => [b.brandId, b.slug])))
     }
   })
 )

@@ -87,7 +87,17 @@ export interface BrandsRepoShape {
    * ingestion must tell an unknown site, 404, from another account's, 403). `siteId` must be a UUID.
    */
   readonly findBySiteId: (siteId: string) => Effect.Effect<Option.Option<SiteBrand>>
+  /** The slugs of these brands (each named with its account); brands that do not exist are left out. */
+  readonly slugs: (brands: ReadonlyArray<BrandKey>) => Effect.Effect<ReadonlyArray<BrandSlug>>
 }
+
+/** A brand named by its account and id. */
+export interface BrandKey {
+  readonly accountId: number
+  readonly brandId: number
+}
+export const BrandSlug = Schema.Struct({ brandId: Schema.Number, slug: Schema.String })
+export type BrandSlug = typeof BrandSlug.Type
 
 /** What ingestion needs of the brand behind a site id. */
 export const SiteBrand = Schema.Struct({ id: Schema.Number, accountId: Schema.Number, drainSecret: Schema.NullOr(Schema.String) })
@@ -179,7 +189,12 @@ export const BrandsRepoLive = Layer.effect(
       findBySiteId: (siteId) =>
         sql`
           select id::int as id, account_id::int as "accountId", drain_secret as "drainSecret"
-          from brands where site_id = ${siteId}::uuid`.pipe(firstRow(SiteBrand), Effect.orDie)
+          from brands where site_id = ${siteId}::uuid`.pipe(firstRow(SiteBrand), Effect.orDie),
+      slugs: (brands) =>
+        brands.length === 0 ? Effect.succeed([]) : sql`
+          select b.id::int as "brandId", b.slug
+          from unnest(${brands.map((b) => b.accountId)}::bigint[], ${brands.map((b) => b.brandId)}::int[]) as k(account_id, id)
+          join brands b on b.account_id = k.account_id and b.id = k.id`.pipe(rows(BrandSlug), Effect.orDie)
     }
   })
 )

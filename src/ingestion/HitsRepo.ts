@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Schema } from "effect"
-import { singleRow } from "../platform/Rows.js"
+import type { BrandKey } from "../brands/Brands.js"
+import { rows, singleRow } from "../platform/Rows.js"
 import type { LogRequest } from "./Records.js"
 
 /** A recognised crawler request, ready to store (docs/agents.md). */
@@ -55,7 +56,12 @@ export interface StoreInput {
  */
 export interface HitsRepoShape {
   readonly store: (input: StoreInput) => Effect.Effect<Stored, UsageOverCap>
+  /** Per brand of `brands` and bot: the hits judged spoofed since `since`, where there are at least `min`. */
+  readonly spoofedCounts: (brands: ReadonlyArray<BrandKey>, since: Date, min: number) => Effect.Effect<ReadonlyArray<SpoofedCount>>
 }
+
+export const SpoofedCount = Schema.Struct({ accountId: Schema.Number, brandId: Schema.Number, bot: Schema.String, spoofed: Schema.Number })
+export type SpoofedCount = typeof SpoofedCount.Type
 
 /** The store would have taken the month's usage above its cap: nothing of it was stored. */
 export class UsageOverCap extends Schema.TaggedError<UsageOverCap>()("UsageOverCap", {}) {}
@@ -204,6 +210,16 @@ export const HitsRepoLive = Layer.effect(
       )
     }
 
-    return { store }
+    const spoofedCounts: HitsRepoShape["spoofedCounts"] = (brands, since, min) =>
+      brands.length === 0 ? Effect.succeed([]) : sql`
+        select k.account_id::int as "accountId", k.brand_id::int as "brandId", s.bot, s.spoofed
+        from unnest(${brands.map((b) => b.accountId)}::bigint[], ${brands.map((b) => b.brandId)}::int[]) as k(account_id, brand_id)
+        cross join lateral (
+          select h.bot, count(*)::int as spoofed from crawler_hits h
+          where h.account_id = k.account_id and h.brand_id = k.brand_id and h.ts >= ${since} and h.verification = 'spoofed'
+          group by h.bot having count(*) >= ${min}
+        ) s`.pipe(rows(SpoofedCount), Effect.orDie)
+
+    return { store, spoofedCounts }
   })
 )

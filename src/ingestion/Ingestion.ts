@@ -4,7 +4,7 @@ import { createHmac, timingSafeEqual } from "node:crypto"
 import type { Plan } from "../accounts/Plans.js"
 import { monthStart } from "../platform/Days.js"
 import { Accounts } from "../accounts/Accounts.js"
-import { Brands, type SiteBrand } from "../brands/Brands.js"
+import { type BrandKey, Brands, type SiteBrand } from "../brands/Brands.js"
 import { Classifier } from "../catalog/Classifier.js"
 import { isPerson } from "../catalog/Person.js"
 import {
@@ -24,7 +24,7 @@ import { MAX_BATCH_RECORDS } from "./Api.js"
 import { IngestionConfig } from "./Config.js"
 import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
 import { isLogFormat, LOG_FORMATS, type LogFormat } from "./formats/common.js"
-import { type HitRow, HitsRepo, type ReferralRow } from "./HitsRepo.js"
+import { type HitRow, HitsRepo, type ReferralRow, type SpoofedCount } from "./HitsRepo.js"
 import { QuotaRepo } from "./QuotaRepo.js"
 import { Verification } from "../verification/Verification.js"
 import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
@@ -81,6 +81,8 @@ export interface IngestionShape {
    * Returns the hits stored (0 or 1); an unknown site is NotFound.
    */
   readonly tag: (input: TagInput) => Effect.Effect<number, NotFound | QuotaExceeded>
+  /** Per brand of `brands` and bot: stored hits judged spoofed since `since`, where there are at least `min` (the surge alert). */
+  readonly spoofedCounts: (brands: ReadonlyArray<BrandKey>, since: Date, min: number) => Effect.Effect<ReadonlyArray<SpoofedCount>>
 }
 
 export interface TagInput {
@@ -369,7 +371,7 @@ export const IngestionLive = Layer.effect(
         return stored.stored
       })
 
-    return { batch, drain, replay, tag }
+    return { batch, drain, replay, tag, spoofedCounts: hitsRepo.spoofedCounts }
   })
 )
 

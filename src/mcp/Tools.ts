@@ -1,6 +1,6 @@
 import { McpSchema, McpServer } from "@effect/ai"
-import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { OpenApi } from "@effect/platform"
+import type { HttpApiEndpoint } from "@effect/platform"
+import { HttpApi, OpenApi } from "@effect/platform"
 import { Context, Effect, Either, JSONSchema, Layer, Option, ParseResult, Schema, SchemaAST } from "effect"
 import { PAGE_SORTS } from "../agents/Agents.js"
 import { PublicApi } from "../api.js"
@@ -86,12 +86,14 @@ const MAX_TEXT = 200
 
 const snake = (text: string) => text.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 
-type AnySchema = Schema.Schema<any, any, never>
+/** A parameter's Schema, of any type and needing no service (what a tool decodes its arguments with). */
+type AnySchema = Schema.Schema.AnyNoContext
 
-const structFields = (schema: Option.Option<Schema.Schema.Any>): Schema.Struct.Fields =>
+/** The properties of an endpoint's path or query Schema, on their decoded side (none without a Schema). */
+const typeSideSignatures = (schema: Option.Option<Schema.Schema.Any>): ReadonlyArray<SchemaAST.PropertySignature> =>
   Option.match(schema, {
-    onNone: () => ({}),
-    onSome: (s) => ("fields" in s ? (s as unknown as Schema.Struct<Schema.Struct.Fields>).fields : {})
+    onNone: () => [],
+    onSome: (s) => SchemaAST.getPropertySignatures(SchemaAST.typeAST(s.ast))
   })
 
 interface Parameter {
@@ -107,11 +109,11 @@ const withoutUndefined = (ast: SchemaAST.AST): SchemaAST.AST => {
   return members.length === 1 ? members[0]! : SchemaAST.Union.make(members, ast.annotations)
 }
 
-/** The decoded side of each field: what a tool caller sends as JSON. */
-const typeSideParameters = (fields: Schema.Struct.Fields): Array<Parameter> =>
-  SchemaAST.getPropertySignatures(Schema.typeSchema(Schema.Struct(fields)).ast).map((signature) => ({
+/** The decoded side of each property: what a tool caller sends as JSON. */
+const typeSideParameters = (signatures: ReadonlyArray<SchemaAST.PropertySignature>): Array<Parameter> =>
+  signatures.map((signature) => ({
     name: String(signature.name),
-    schema: Schema.make(signature.isOptional ? withoutUndefined(signature.type) : signature.type) as AnySchema,
+    schema: Schema.make(signature.isOptional ? withoutUndefined(signature.type) : signature.type),
     optional: signature.isOptional
   }))
 
@@ -165,8 +167,10 @@ const pagingParameters = (limit: number): Array<Parameter> => [
   }
 ]
 
-const structOf = (parameters: ReadonlyArray<Parameter>) => {
-  const fields: Record<string, Schema.Schema.Any | Schema.PropertySignature.Any> = {}
+type ArgumentFields = Record<string, AnySchema | Schema.optional<AnySchema>>
+
+const structOf = (parameters: ReadonlyArray<Parameter>): Schema.Struct<ArgumentFields> => {
+  const fields: ArgumentFields = {}
   for (const { name, optional, schema } of parameters) fields[name] = optional ? Schema.optional(schema) : schema
   return Schema.Struct(fields)
 }
@@ -216,12 +220,19 @@ export interface ReadEndpointTool {
   readonly decode: (args: unknown) => Either.Either<Record<string, unknown>, string>
 }
 
-const endpoints: ReadonlyArray<{ readonly group: string; readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps }> =
-  Object.values(PublicApi.groups as unknown as Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps>).flatMap((group) =>
-    Object.values(group.endpoints as Record<string, HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>)
-      .filter((endpoint) => endpoint.method === "GET")
-      .map((endpoint) => ({ group: group.identifier, endpoint }))
-  )
+const endpoints: ReadonlyArray<{ readonly group: string; readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps }> = (() => {
+  const found: Array<{ readonly group: string; readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps }> = []
+  HttpApi.reflect(PublicApi, {
+    predicate: ({ endpoint }) => endpoint.method === "GET",
+    onGroup: () => {},
+    // The group's own record holds the endpoint under the type every endpoint shares (reflect's is narrower).
+    onEndpoint: ({ endpoint, group }) => {
+      const typed = group.endpoints[endpoint.name]
+      if (typed !== undefined) found.push({ group: group.identifier, endpoint: typed })
+    }
+  })
+  return found
+})()
 
 const toolNameOf = (group: string, endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) =>
   TOOL_NAMES[`${group}.${endpoint.name}`] ?? snake(`${group}_${endpoint.name}`)
@@ -254,8 +265,8 @@ const pagingNote = (name: string, paging: ReadEndpointTool["paging"]): string =>
  * Struct would take any object), each valid. A refusal is in the REST API's words:
  * `invalid limit: must be an integer between 1 and 500`.
  */
-const checkArguments = (tool: string, names: ReadonlyArray<string>, input: Schema.Schema.Any) => {
-  const decode = Schema.decodeUnknownEither(input as unknown as Schema.Schema<Record<string, unknown>>, {
+const checkArguments = (tool: string, names: ReadonlyArray<string>, input: Schema.Struct<ArgumentFields>) => {
+  const decode = Schema.decodeUnknownEither(input, {
     onExcessProperty: "error",
     errors: "first"
   })
@@ -282,7 +293,7 @@ export const readEndpointTools: ReadonlyArray<ReadEndpointTool> = endpoints.map(
   const detail = Option.getOrElse(Context.getOption(endpoint.annotations, OpenApi.Description), () => "")
   const paging = TOOL_PAGES[name]
   const parameters = [
-    ...typeSideParameters({ ...structFields(endpoint.pathSchema), ...structFields(endpoint.urlParamsSchema) })
+    ...typeSideParameters([...typeSideSignatures(endpoint.pathSchema), ...typeSideSignatures(endpoint.urlParamsSchema)])
       .map((parameter) => toolParameter(name, parameter)),
     ...(paging === undefined ? [] : pagingParameters(paging.limit))
   ]
@@ -321,7 +332,7 @@ const paramText = (value: unknown): string => (typeof value === "object" ? JSON.
 const requestUrl = (tool: ReadEndpointTool, params: Record<string, unknown>): string => {
   const url = tool.endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(paramText(params[name])))
   const search = new URLSearchParams()
-  for (const name of Object.keys(structFields(tool.endpoint.urlParamsSchema))) {
+  for (const name of typeSideSignatures(tool.endpoint.urlParamsSchema).map((signature) => String(signature.name))) {
     const value = params[name] ?? (name === "limit" ? TOOL_DEFAULT_LIMITS[tool.name] : undefined)
     if (value !== undefined && value !== null) search.set(name, paramText(value))
   }

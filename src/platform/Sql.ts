@@ -64,7 +64,8 @@ const statementName = (text: string): string | undefined => {
 }
 
 class PreparingClient extends Pg.Client {
-  // pg's overloads cannot be restated one by one here; the call is forwarded unchanged but for the name.
+  // Kept `any`: an override must accept each of pg's dozen typed `query` overloads, and TypeScript checks one
+  // implementation against all of them only through `any`; the call is forwarded unchanged but for the name.
   override query(config: any, values?: any, callback?: any): any {
     if (typeof config === "string" && Array.isArray(values) && values.length > 0) {
       const name = statementName(config)

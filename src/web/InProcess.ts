@@ -1,5 +1,5 @@
 import { HttpApi, HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import type { HttpApp, HttpRouter } from "@effect/platform"
+import type { HttpRouter } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
 import { ServerApi } from "../api.js"
 
@@ -43,15 +43,11 @@ export const InProcessAppLive = Layer.effect(
   InProcessApp,
   Effect.gen(function*() {
     const context = yield* Effect.context<HttpApiBuilder.Router | HttpApiBuilder.Middleware>()
-    // What HttpApiBuilder.api(ServerApi) would hold, without requiring the groups' handlers. The
-    // platform erases the API's type the same way there: its precise group types are not assignable
-    // to the erased form the service holds (a compile-time widening of our own constant).
+    // What HttpApiBuilder.api(ServerApi) would hold, without requiring the groups' handlers. The cast is
+    // kept: the platform erases the API's type the same way there (`api as any`), because no precise
+    // HttpApi type is assignable to the erased form the service holds; it widens our own constant.
     const api = HttpApi.Api.of({ api: ServerApi as unknown as Context.Tag.Service<HttpApi.Api>["api"], context })
-    const app = yield* Effect.cached(
-      HttpApiBuilder.httpApp.pipe(Effect.provide(context), Effect.provideService(HttpApi.Api, api)) as Effect.Effect<
-        HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
-      >
-    )
+    const app = yield* Effect.cached(HttpApiBuilder.httpApp.pipe(Effect.provide(context), Effect.provideService(HttpApi.Api, api)))
     return InProcessApp.of({
       run: ({ headers, method, url }) =>
         Effect.flatMap(app, (httpApp) =>

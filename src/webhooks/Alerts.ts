@@ -1,4 +1,5 @@
-import { Context, Duration, Effect, Layer, Queue } from "effect"
+import { Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import { Brands, type SiteBrand } from "../brands/Brands.js"
 import { newcombe, roundInterval } from "../platform/Statistics.js"
 import { addDays, isoDay } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
@@ -104,6 +105,7 @@ export const AlertsLive = Layer.scoped(
   Effect.gen(function*() {
     const repo = yield* WebhooksRepo
     const visibility = yield* Visibility
+    const brands = yield* Brands
     const wakeups = yield* Queue.sliding<void>(1)
     const wake = Queue.offer(wakeups, undefined).pipe(Effect.asVoid)
     const botsSeen = knownSet(100_000)
@@ -133,7 +135,8 @@ export const AlertsLive = Layer.scoped(
           path: hit.path
         }))
         const at = yield* now
-        const stored = yield* repo.recordBots(brandId, candidates, (c, slug) =>
+        const slug = (yield* brands.slugs([{ accountId, brandId }])).get(brandId) ?? ""
+        const stored = yield* repo.recordBots(accountId, brandId, candidates, (c) =>
           makeEvent(accountId, "crawler.new_bot", `${brandId}:${c.bot}`, at, {
             brand_slug: slug,
             bot: c.bot,
@@ -172,12 +175,27 @@ export const AlertsLive = Layer.scoped(
         yield* quota(input.accountId, input.month, input.used, input.cap)
       }).pipe(safely("crawler hits"))
 
-    let pendingHealth = new Map<string, HealthDelivery>()
+    /** Deliveries summed per site id (the brand is resolved when they are written). */
+    let pendingHealth = new Map<string, Omit<HealthDelivery, "brandId"> & { readonly siteId: string }>()
 
+    /**
+     * Each site id is resolved once per flush through the Brands service; a site id that is no brand,
+     * or another account's, has no health row.
+     */
     const flushHealth: AlertsShape["flushHealth"] = Effect.suspend(() => {
-      const rows = [...pendingHealth.values()]
+      const pending = [...pendingHealth.values()]
       pendingHealth = new Map()
-      return Effect.forEach(rows, repo.recordHealth, { discard: true })
+      const sites = new Map<string, Option.Option<SiteBrand>>()
+      return Effect.forEach(pending, ({ siteId, ...sums }) =>
+        Effect.gen(function*() {
+          let brand = sites.get(siteId)
+          if (brand === undefined) {
+            brand = yield* brands.findSite(siteId)
+            sites.set(siteId, brand)
+          }
+          if (Option.isNone(brand) || brand.value.accountId !== sums.accountId) return
+          yield* repo.recordHealth({ ...sums, brandId: brand.value.id })
+        }), { discard: true })
     }).pipe(safely("ingestion health"))
 
     const delivery: AlertsShape["delivery"] = (input) =>

@@ -1,23 +1,27 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { firstRow, rows, singleRow } from "../platform/Rows.js"
 
 /**
  * Webhook endpoints, events, the delivery outbox and its attempts, the bots each brand has seen,
  * and ingestion health (migrations/0013_webhooks.sql). Every read and write of an account's rows
- * is filtered by its account id; the sender's claim is the one query across accounts.
+ * is filtered by its account id; the sender's claim and the background checks' reads are the
+ * queries across accounts. Only this domain's tables: brand slugs come from the Brands service,
+ * crawler verdicts from the Ingestion service.
  */
 
-export interface EndpointRow {
-  readonly id: string
-  readonly accountId: number
-  readonly url: string
-  readonly events: ReadonlyArray<string>
-  readonly description: string
-  readonly enabled: boolean
-  readonly disabledReason: string | null
-  readonly failingSince: Date | null
-  readonly createdAt: Date
-}
+export const EndpointRow = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.Number,
+  url: Schema.String,
+  events: Schema.Array(Schema.String),
+  description: Schema.String,
+  enabled: Schema.Boolean,
+  disabledReason: Schema.NullOr(Schema.String),
+  failingSince: Schema.NullOr(Schema.DateFromSelf),
+  createdAt: Schema.DateFromSelf
+})
+export type EndpointRow = typeof EndpointRow.Type
 
 export interface NewEvent {
   readonly id: string
@@ -29,49 +33,52 @@ export interface NewEvent {
   readonly createdAt: Date
 }
 
-export interface EventRow {
-  readonly id: string
-  readonly type: string
-  readonly body: string
-  readonly createdAt: Date
-}
+export const EventRow = Schema.Struct({ id: Schema.String, type: Schema.String, body: Schema.String, createdAt: Schema.DateFromSelf })
+export type EventRow = typeof EventRow.Type
 
-export interface AttemptRow {
-  readonly attempt: number
-  readonly at: Date
-  readonly responseStatus: number | null
-  readonly error: string | null
-  readonly durationMs: number
-}
+export const AttemptRow = Schema.Struct({
+  attempt: Schema.Number,
+  at: Schema.DateFromSelf,
+  responseStatus: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  durationMs: Schema.Number
+})
+export type AttemptRow = typeof AttemptRow.Type
 
-export interface DeliveryRow {
-  readonly id: string
-  readonly eventId: string
-  readonly type: string
-  readonly status: string
-  readonly attempts: number
-  readonly responseStatus: number | null
-  readonly lastError: string | null
-  readonly createdAt: Date
-  readonly nextAttemptAt: Date | null
-  readonly deliveredAt: Date | null
+/** A delivery as listed, without its attempts. */
+const DeliveryHead = Schema.Struct({
+  id: Schema.String,
+  eventId: Schema.String,
+  type: Schema.String,
+  status: Schema.String,
+  attempts: Schema.Number,
+  responseStatus: Schema.NullOr(Schema.Number),
+  lastError: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateFromSelf,
+  nextAttemptAt: Schema.NullOr(Schema.DateFromSelf),
+  deliveredAt: Schema.NullOr(Schema.DateFromSelf)
+})
+const DeliveryAttempt = Schema.Struct({ deliveryId: Schema.String, ...AttemptRow.fields })
+
+export interface DeliveryRow extends Schema.Schema.Type<typeof DeliveryHead> {
   readonly log: ReadonlyArray<AttemptRow>
 }
 
 /** A delivery claimed for one attempt, with what signing and sending it takes. */
-export interface ClaimedDelivery {
-  readonly id: string
-  readonly accountId: number
-  readonly endpointId: string
-  readonly eventId: string
-  readonly body: string
+export const ClaimedDelivery = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.Number,
+  endpointId: Schema.String,
+  eventId: Schema.String,
+  body: Schema.String,
   /** Attempts made before this one. */
-  readonly attempts: number
-  readonly url: string
-  readonly secret: string
-  readonly previousSecret: string | null
-  readonly previousSecretUntil: Date | null
-}
+  attempts: Schema.Number,
+  url: Schema.String,
+  secret: Schema.String,
+  previousSecret: Schema.NullOr(Schema.String),
+  previousSecretUntil: Schema.NullOr(Schema.DateFromSelf)
+})
+export type ClaimedDelivery = typeof ClaimedDelivery.Type
 
 export interface AttemptOutcome {
   readonly deliveryId: string
@@ -88,9 +95,10 @@ export interface AttemptOutcome {
   readonly disableIfFailingSince: Date
 }
 
+/** Deliveries of one brand's channel summed in memory, to add to the hour row of `at`. */
 export interface HealthDelivery {
   readonly accountId: number
-  readonly siteId: string
+  readonly brandId: number
   readonly channel: string
   readonly format: string
   /** The latest delivery's time (the hour row is the one of this time). */
@@ -104,33 +112,31 @@ export interface HealthDelivery {
   readonly signatureFailures: number
 }
 
-export interface ChannelHealthRow {
-  readonly channel: string
-  readonly format: string
-  readonly lastReceivedAt: Date
-  readonly deliveries: number
-  readonly records: number
-  readonly accepted: number
-  readonly skipped: number
-  readonly unparseable: number
-  readonly signatureFailures: number
-}
+export const ChannelHealthRow = Schema.Struct({
+  channel: Schema.String,
+  format: Schema.String,
+  lastReceivedAt: Schema.DateFromSelf,
+  deliveries: Schema.Number,
+  records: Schema.Number,
+  accepted: Schema.Number,
+  skipped: Schema.Number,
+  unparseable: Schema.Number,
+  signatureFailures: Schema.Number
+})
+export type ChannelHealthRow = typeof ChannelHealthRow.Type
 
-export interface StalledChannel {
-  readonly accountId: number
-  readonly brandId: number
-  readonly slug: string
-  readonly channel: string
-  readonly lastReceivedAt: Date
-}
+/** A brand's channel that delivered and then went quiet (the brand's slug comes from the Brands service). */
+export const QuietChannel = Schema.Struct({
+  accountId: Schema.Number,
+  brandId: Schema.Number,
+  channel: Schema.String,
+  lastReceivedAt: Schema.DateFromSelf
+})
+export type QuietChannel = typeof QuietChannel.Type
 
-export interface SpoofedSurge {
-  readonly accountId: number
-  readonly brandId: number
-  readonly slug: string
-  readonly bot: string
-  readonly spoofed: number
-}
+/** A brand that received ingestion deliveries. */
+export const ActiveBrand = Schema.Struct({ accountId: Schema.Number, brandId: Schema.Number })
+export type ActiveBrand = typeof ActiveBrand.Type
 
 export interface NewBotCandidate {
   readonly bot: string
@@ -139,6 +145,8 @@ export interface NewBotCandidate {
   readonly firstSeen: Date
   readonly path: string
 }
+
+const BotRow = Schema.Struct({ bot: Schema.String })
 
 export interface WebhooksRepoShape {
   readonly createEndpoint: (input: {
@@ -173,9 +181,10 @@ export interface WebhooksRepoShape {
    * `toEvent` makes, in the same transaction.
    */
   readonly recordBots: (
+    accountId: number,
     brandId: number,
     candidates: ReadonlyArray<NewBotCandidate>,
-    toEvent: (bot: NewBotCandidate, brandSlug: string) => NewEvent
+    toEvent: (bot: NewBotCandidate) => NewEvent
   ) => Effect.Effect<number>
   readonly listEvents: (accountId: number, limit: number) => Effect.Effect<ReadonlyArray<EventRow>>
   readonly listDeliveries: (accountId: number, endpointId: string, limit: number) => Effect.Effect<ReadonlyArray<DeliveryRow>>
@@ -188,15 +197,12 @@ export interface WebhooksRepoShape {
   readonly recordHealth: (delivery: HealthDelivery) => Effect.Effect<void>
   readonly health: (accountId: number, brandId: number, since: Date) => Effect.Effect<ReadonlyArray<ChannelHealthRow>>
   /** Channels with a delivery since `activeSince` and none since `quietSince`. */
-  readonly stalledChannels: (activeSince: Date, quietSince: Date) => Effect.Effect<ReadonlyArray<StalledChannel>>
+  readonly stalledChannels: (activeSince: Date, quietSince: Date) => Effect.Effect<ReadonlyArray<QuietChannel>>
   readonly pruneHealth: (before: Date) => Effect.Effect<void>
   /** Deletes events (with their deliveries and attempts) created before `before` that have nothing pending. */
   readonly pruneEvents: (before: Date) => Effect.Effect<void>
-  /**
-   * Bots with at least `min` hits judged spoofed since `since`, per brand, among the brands that
-   * received deliveries since `activeSince`.
-   */
-  readonly spoofedSurges: (since: Date, activeSince: Date, min: number) => Effect.Effect<ReadonlyArray<SpoofedSurge>>
+  /** The brands that received deliveries in the hour of `activeSince` or after (the spoofed-surge check's candidates). */
+  readonly activeBrands: (activeSince: Date) => Effect.Effect<ReadonlyArray<ActiveBrand>>
 }
 
 export class WebhooksRepo extends Context.Tag("WebhooksRepo")<WebhooksRepo, WebhooksRepoShape>() {}
@@ -211,14 +217,14 @@ export const WebhooksRepoLive = Layer.effect(
     const cols = sql.literal(endpointColumns)
 
     const findEndpoint: WebhooksRepoShape["findEndpoint"] = (accountId, id) =>
-      sql<EndpointRow>`select ${cols} from webhook_endpoints where account_id = ${accountId} and id = ${id}::uuid`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
+      sql`select ${cols} from webhook_endpoints where account_id = ${accountId} and id = ${id}::uuid`.pipe(
+        firstRow(EndpointRow),
         Effect.orDie
       )
 
     const insertEvents = (events: ReadonlyArray<NewEvent>) =>
       Effect.forEach(events, (event) =>
-        sql<{ id: string }>`
+        sql`
           with ev as (
             insert into webhook_events (id, account_id, type, dedup_key, body, created_at)
             values (${event.id}, ${event.accountId}, ${event.type}, ${event.dedupKey}, ${event.body}, ${event.createdAt})
@@ -234,19 +240,22 @@ export const WebhooksRepoLive = Layer.effect(
 
     return {
       createEndpoint: (input) =>
-        sql<EndpointRow>`
+        sql`
           insert into webhook_endpoints (id, account_id, url, events, description, secret, created_at)
           values (${input.id}::uuid, ${input.accountId}, ${input.url}, ${input.events}::text[], ${input.description},
                   ${input.secret}, ${input.createdAt})
-          returning ${cols}`.pipe(Effect.map((rows) => rows[0]!), Effect.orDie),
+          returning ${cols}`.pipe(singleRow(EndpointRow), Effect.orDie),
 
       listEndpoints: (accountId) =>
-        sql<EndpointRow>`select ${cols} from webhook_endpoints where account_id = ${accountId} order by created_at, id`.pipe(Effect.orDie),
+        sql`select ${cols} from webhook_endpoints where account_id = ${accountId} order by created_at, id`.pipe(
+          rows(EndpointRow),
+          Effect.orDie
+        ),
 
       findEndpoint,
 
       updateEndpoint: (accountId, id, patch) =>
-        sql<EndpointRow>`
+        sql`
           update webhook_endpoints set
             url = coalesce(${patch.url ?? null}, url),
             events = coalesce(${patch.events === undefined ? null : patch.events}::text[], events),
@@ -256,7 +265,7 @@ export const WebhooksRepoLive = Layer.effect(
             disabled_reason = case when ${patch.enabled ?? null}::boolean is true then null else disabled_reason end,
             failing_since = case when ${patch.enabled ?? null}::boolean is true then null else failing_since end
           where account_id = ${accountId} and id = ${id}::uuid
-          returning ${cols}`.pipe(Effect.map((rows) => Option.fromNullable(rows[0])), Effect.orDie),
+          returning ${cols}`.pipe(firstRow(EndpointRow), Effect.orDie),
 
       deleteEndpoint: (accountId, id) =>
         sql`delete from webhook_endpoints where account_id = ${accountId} and id = ${id}::uuid returning id`.pipe(
@@ -284,40 +293,40 @@ export const WebhooksRepoLive = Layer.effect(
           Effect.orDie
         ),
 
-      recordBots: (brandId, candidates, toEvent) =>
+      recordBots: (accountId, brandId, candidates, toEvent) =>
         Effect.gen(function*() {
-          const fresh = yield* sql<{ bot: string }>`
+          const fresh = yield* sql`
             insert into brand_bots_seen (account_id, brand_id, bot, first_seen)
-            select (select account_id from brands where id = ${brandId}), ${brandId}, bot, first_seen from unnest(${candidates.map((c) => c.bot)}::text[],
+            select ${accountId}, ${brandId}, bot, first_seen from unnest(${candidates.map((c) => c.bot)}::text[],
               ${candidates.map((c) => c.firstSeen.toISOString())}::timestamptz[]) as u(bot, first_seen)
             on conflict (account_id, brand_id, bot) do nothing
-            returning bot`
+            returning bot`.pipe(rows(BotRow))
           if (fresh.length === 0) return 0
           const bots = new Set(fresh.map((row) => row.bot))
-          const brand = yield* sql<{ slug: string }>`select slug from brands where id = ${brandId}`
-          const slug = brand[0]?.slug ?? ""
-          return yield* insertEvents(candidates.filter((c) => bots.has(c.bot)).map((c) => toEvent(c, slug)))
+          return yield* insertEvents(candidates.filter((c) => bots.has(c.bot)).map(toEvent))
         }).pipe(sql.withTransaction, Effect.orDie),
 
       listEvents: (accountId, limit) =>
-        sql<EventRow>`
+        sql`
           select id, type, body, created_at as "createdAt" from webhook_events
-          where account_id = ${accountId} order by created_at desc, id limit ${limit}`.pipe(Effect.orDie),
+          where account_id = ${accountId} order by created_at desc, id limit ${limit}`.pipe(rows(EventRow), Effect.orDie),
 
       listDeliveries: (accountId, endpointId, limit) =>
         Effect.gen(function*() {
-          const rows = yield* sql<Omit<DeliveryRow, "log">>`
+          const deliveries = yield* sql`
             select d.id::text as id, d.event_id as "eventId", e.type, d.status, d.attempts, d.response_status as "responseStatus",
                    d.last_error as "lastError", d.created_at as "createdAt", d.next_attempt_at as "nextAttemptAt",
                    d.delivered_at as "deliveredAt"
             from webhook_deliveries d join webhook_events e on e.id = d.event_id
             where d.account_id = ${accountId} and d.endpoint_id = ${endpointId}::uuid
-            order by d.created_at desc, d.id limit ${limit}`
-          if (rows.length === 0) return []
-          const attempts = yield* sql<AttemptRow & { deliveryId: string }>`
+            order by d.created_at desc, d.id limit ${limit}`.pipe(rows(DeliveryHead))
+          if (deliveries.length === 0) return []
+          const attempts = yield* sql`
             select delivery_id::text as "deliveryId", attempt, at, response_status as "responseStatus", error, duration_ms as "durationMs"
-            from webhook_attempts where delivery_id = any(${rows.map((row) => row.id)}::uuid[]) order by attempt`
-          return rows.map((row) => ({
+            from webhook_attempts where delivery_id = any(${deliveries.map((row) => row.id)}::uuid[]) order by attempt`.pipe(
+            rows(DeliveryAttempt)
+          )
+          return deliveries.map((row): DeliveryRow => ({
             ...row,
             log: attempts.filter((a) => a.deliveryId === row.id).map(({ deliveryId: _, ...attempt }) => attempt)
           }))
@@ -332,7 +341,7 @@ export const WebhooksRepoLive = Layer.effect(
       claimDue: (at, leaseUntil, limit) =>
         // SKIP LOCKED: two processes claiming at once take different rows; the lease keeps a row
         // from being claimed again while its attempt runs, and frees it if the sender dies.
-        sql<ClaimedDelivery>`
+        sql`
           with due as (
             select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
             where d.status = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until < ${at})
@@ -345,7 +354,7 @@ export const WebhooksRepoLive = Layer.effect(
           where d.id = due.id and ev.id = d.event_id and e.id = d.endpoint_id
           returning d.id::text as id, d.account_id::int as "accountId", d.endpoint_id::text as "endpointId", d.event_id as "eventId",
                     ev.body, d.attempts, e.url, e.secret, e.previous_secret as "previousSecret",
-                    e.previous_secret_until as "previousSecretUntil"`.pipe(sql.withTransaction, Effect.orDie),
+                    e.previous_secret_until as "previousSecretUntil"`.pipe(rows(ClaimedDelivery), sql.withTransaction, Effect.orDie),
 
       finishAttempt: (o) =>
         Effect.gen(function*() {
@@ -378,9 +387,8 @@ export const WebhooksRepoLive = Layer.effect(
         sql`
           insert into ingestion_health (account_id, brand_id, channel, hour, format, deliveries, records, accepted, skipped,
                                         unparseable, signature_failures, last_received_at)
-          select b.account_id, b.id, ${h.channel}, date_trunc('hour', ${h.at}::timestamptz), ${h.format}, ${h.deliveries}, ${h.records},
-                 ${h.accepted}, ${h.skipped}, ${h.unparseable}, ${h.signatureFailures}, ${h.at}
-          from brands b where b.account_id = ${h.accountId} and b.site_id::text = ${h.siteId}
+          values (${h.accountId}, ${h.brandId}, ${h.channel}, date_trunc('hour', ${h.at}::timestamptz), ${h.format}, ${h.deliveries},
+                  ${h.records}, ${h.accepted}, ${h.skipped}, ${h.unparseable}, ${h.signatureFailures}, ${h.at})
           on conflict (account_id, brand_id, channel, hour) do update set
             format = excluded.format, deliveries = ingestion_health.deliveries + excluded.deliveries,
             records = ingestion_health.records + excluded.records, accepted = ingestion_health.accepted + excluded.accepted,
@@ -389,7 +397,7 @@ export const WebhooksRepoLive = Layer.effect(
             last_received_at = greatest(ingestion_health.last_received_at, excluded.last_received_at)`.pipe(Effect.asVoid, Effect.orDie),
 
       health: (accountId, brandId, since) =>
-        sql<ChannelHealthRow>`
+        sql`
           select channel, (array_agg(format order by hour desc))[1] as format, max(last_received_at) as "lastReceivedAt",
                  (coalesce(sum(deliveries) filter (where hour >= ${since}), 0))::int as deliveries,
                  (coalesce(sum(records) filter (where hour >= ${since}), 0))::int as records,
@@ -398,27 +406,20 @@ export const WebhooksRepoLive = Layer.effect(
                  (coalesce(sum(unparseable) filter (where hour >= ${since}), 0))::int as unparseable,
                  (coalesce(sum(signature_failures) filter (where hour >= ${since}), 0))::int as "signatureFailures"
           from ingestion_health where account_id = ${accountId} and brand_id = ${brandId}
-          group by channel order by channel`.pipe(Effect.orDie),
+          group by channel order by channel`.pipe(rows(ChannelHealthRow), Effect.orDie),
 
       stalledChannels: (activeSince, quietSince) =>
-        sql<StalledChannel>`
-          select h.account_id::int as "accountId", h.brand_id as "brandId", b.slug, h.channel, max(h.last_received_at) as "lastReceivedAt"
-          from ingestion_health h join brands b on b.id = h.brand_id
-          where h.hour >= date_trunc('hour', ${activeSince}::timestamptz)
-          group by h.account_id, h.brand_id, b.slug, h.channel
-          having max(h.last_received_at) >= ${activeSince} and max(h.last_received_at) < ${quietSince}`.pipe(Effect.orDie),
+        sql`
+          select account_id::int as "accountId", brand_id as "brandId", channel, max(last_received_at) as "lastReceivedAt"
+          from ingestion_health
+          where hour >= date_trunc('hour', ${activeSince}::timestamptz)
+          group by account_id, brand_id, channel
+          having max(last_received_at) >= ${activeSince} and max(last_received_at) < ${quietSince}`.pipe(rows(QuietChannel), Effect.orDie),
 
-      spoofedSurges: (since, activeSince, min) =>
-        sql<SpoofedSurge>`
-          select b.account_id::int as "accountId", b.id as "brandId", b.slug, s.bot, s.spoofed
-          from brands b cross join lateral (
-            select h.bot, count(*)::int as spoofed from crawler_hits h
-            where h.brand_id = b.id and h.ts >= ${since} and h.verification = 'spoofed'
-            group by h.bot having count(*) >= ${min}
-          ) s
-          where b.id in (select brand_id from ingestion_health where hour >= date_trunc('hour', ${activeSince}::timestamptz))`.pipe(
-          Effect.orDie
-        ),
+      activeBrands: (activeSince) =>
+        sql`
+          select distinct account_id::int as "accountId", brand_id as "brandId" from ingestion_health
+          where hour >= date_trunc('hour', ${activeSince}::timestamptz)`.pipe(rows(ActiveBrand), Effect.orDie),
 
       pruneEvents: (before) =>
         sql`

@@ -1,4 +1,6 @@
 import { Duration, Effect, Layer, Queue } from "effect"
+import { Brands } from "../brands/Brands.js"
+import { Ingestion } from "../ingestion/Ingestion.js"
 import { DAY_MS } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import { Alerts, makeEvent } from "./Alerts.js"
@@ -163,28 +165,41 @@ export const AlertChecksLive = Layer.scopedDiscard(
     const repo = yield* WebhooksRepo
     const alerts = yield* Alerts
     const config = yield* WebhooksConfig
+    const brands = yield* Brands
+    const ingestion = yield* Ingestion
 
     const check = Effect.gen(function*() {
       const at = yield* now
       const stalled = yield* repo.stalledChannels(new Date(at.getTime() - 7 * DAY_MS), new Date(at.getTime() - config.stallHours * 3_600_000))
-      yield* alerts.emit(stalled.map((s) =>
-        makeEvent(s.accountId, "ingestion.stalled", `${s.brandId}:${s.channel}:${s.lastReceivedAt.toISOString()}`, at, {
-          brand_slug: s.slug,
-          channel: s.channel,
-          last_received_at: s.lastReceivedAt.toISOString()
-        })
-      ))
-      // crawler.spoofed_surge: once per brand, bot and clock hour while the surge lasts.
+      // A brand that no longer exists has no slug and no alert.
+      const stalledSlugs = yield* brands.slugs(stalled)
+      yield* alerts.emit(stalled.flatMap((s) => {
+        const slug = stalledSlugs.get(s.brandId)
+        return slug === undefined ? [] : [
+          makeEvent(s.accountId, "ingestion.stalled", `${s.brandId}:${s.channel}:${s.lastReceivedAt.toISOString()}`, at, {
+            brand_slug: slug,
+            channel: s.channel,
+            last_received_at: s.lastReceivedAt.toISOString()
+          })
+        ]
+      }))
+      // crawler.spoofed_surge: once per brand, bot and clock hour while the surge lasts, among the brands
+      // that received deliveries in the last two hours (the verdicts are the Ingestion service's to read).
       const hour = new Date(Math.floor(at.getTime() / 3_600_000) * 3_600_000).toISOString()
-      const surges = yield* repo.spoofedSurges(new Date(at.getTime() - 3_600_000), new Date(at.getTime() - 2 * 3_600_000), config.spoofedMin)
-      yield* alerts.emit(surges.map((s) =>
-        makeEvent(s.accountId, "crawler.spoofed_surge", `${s.brandId}:${s.bot}:${hour}`, at, {
-          brand_slug: s.slug,
-          bot: s.bot,
-          spoofed_hits: s.spoofed,
-          window_hours: 1
-        })
-      ))
+      const active = yield* repo.activeBrands(new Date(at.getTime() - 2 * 3_600_000))
+      const surges = yield* ingestion.spoofedCounts(active, new Date(at.getTime() - 3_600_000), config.spoofedMin)
+      const surgeSlugs = yield* brands.slugs(surges)
+      yield* alerts.emit(surges.flatMap((s) => {
+        const slug = surgeSlugs.get(s.brandId)
+        return slug === undefined ? [] : [
+          makeEvent(s.accountId, "crawler.spoofed_surge", `${s.brandId}:${s.bot}:${hour}`, at, {
+            brand_slug: slug,
+            bot: s.bot,
+            spoofed_hits: s.spoofed,
+            window_hours: 1
+          })
+        ]
+      }))
       yield* repo.pruneHealth(new Date(at.getTime() - 30 * DAY_MS))
       // 90 days outlive every dedup key's window (a month, 35 days of citations), so no event comes back.
       yield* repo.pruneEvents(new Date(at.getTime() - 90 * DAY_MS))

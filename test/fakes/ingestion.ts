@@ -56,6 +56,19 @@ export const makeFakeIngestionRepos = (monthly: Map<string, number>) => {
         const used = (monthly.get(usageKey) ?? 0) + stored
         monthly.set(usageKey, used)
         return Effect.succeed({ stored, used })
+      }),
+    spoofedCounts: (brands, since, min) =>
+      Effect.sync(() => {
+        const counts = new Map<string, { accountId: number; brandId: number; bot: string; spoofed: number }>()
+        for (const hit of store.hits) {
+          if (hit.verification !== "spoofed" || hit.ts < since.getTime()) continue
+          if (!brands.some((b) => b.accountId === hit.accountId && b.brandId === hit.brandId)) continue
+          const key = `${hit.brandId}|${hit.bot}`
+          const count = counts.get(key) ?? { accountId: hit.accountId, brandId: hit.brandId, bot: hit.bot, spoofed: 0 }
+          count.spoofed++
+          counts.set(key, count)
+        }
+        return [...counts.values()].filter((c) => c.spoofed >= min)
       })
   })
 

@@ -217,6 +217,10 @@ export const makeFakeRepositories = () => {
           Option.fromNullable(store.brands.find((b) => b.siteId.toLowerCase() === siteId.toLowerCase())),
           (b) => ({ id: b.id, accountId: b.accountId, drainSecret: b.drainSecret })
         )
+      ),
+    slugs: (keys) =>
+      Effect.sync(() =>
+        store.brands.filter((b) => keys.some((k) => k.accountId === b.accountId && k.brandId === b.id)).map((b) => ({ brandId: b.id, slug: b.slug }))
       )
   })
 
@@ -234,7 +238,7 @@ export const makeFakeRepositories = () => {
   const agents = makeFakeAgentsRepo(ingestion.store)
   return {
     layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer, visibility, agents,
-      makeFakeVerificationRepo(ingestion.store), makeFakeWebhooksRepo(store.brands)),
+      makeFakeVerificationRepo(ingestion.store), makeFakeWebhooksRepo()),
     store,
     observations,
     ingestion

@@ -10,11 +10,10 @@ import {
 
 /**
  * An in-memory WebhooksRepo for the fake back end: endpoints, events once per dedup key, the
- * outbox, attempts, bots seen and ingestion health. It has no observation rollups and no crawler
- * verification verdicts, so the visibility, citation and spoofed-surge alerts are exercised on the
- * database back ends only.
+ * outbox, attempts, bots seen and ingestion health. Brand slugs come from the Brands service, as
+ * they do for the SQL repository.
  */
-export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; accountId: number; slug: string; siteId: string }>) => {
+export const makeFakeWebhooksRepo = () => {
   type Mutable<T> = { -readonly [K in keyof T]: T[K] }
   const endpoints: Array<Mutable<EndpointRow> & { secret: string; previousSecret: string | null; previousSecretUntil: Date | null }> = []
   const events: Array<EventRow & { accountId: number; dedupKey: string }> = []
@@ -77,14 +76,13 @@ export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; account
       }),
     emit: (list) => Effect.sync(() => list.reduce((n, event) => n + addEvent(event, null), 0)),
     emitTo: (endpointId, event) => Effect.sync(() => void addEvent(event, [endpointId])),
-    recordBots: (brandId, candidates, toEvent) =>
+    recordBots: (_accountId, brandId, candidates, toEvent) =>
       Effect.sync(() => {
-        const slug = brands.find((b) => b.id === brandId)?.slug ?? ""
         let stored = 0
         for (const c of candidates) {
           if (seen.has(`${brandId}|${c.bot}`)) continue
           seen.add(`${brandId}|${c.bot}`)
-          stored += addEvent(toEvent(c, slug), null)
+          stored += addEvent(toEvent(c), null)
         }
         return stored
       }),
@@ -147,12 +145,10 @@ export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; account
       }),
     recordHealth: (h) =>
       Effect.sync(() => {
-        const brand = brands.find((b) => b.accountId === h.accountId && b.siteId === h.siteId)
-        if (brand === undefined) return
         const hour = Math.floor(h.at.getTime() / 3_600_000) * 3_600_000
-        let row = health.find((r) => r.brandId === brand.id && r.channel === h.channel && r.hour === hour)
+        let row = health.find((r) => r.brandId === h.brandId && r.channel === h.channel && r.hour === hour)
         if (row === undefined) {
-          row = { accountId: h.accountId, brandId: brand.id, channel: h.channel, hour, format: h.format, lastReceivedAt: h.at, deliveries: 0,
+          row = { accountId: h.accountId, brandId: h.brandId, channel: h.channel, hour, format: h.format, lastReceivedAt: h.at, deliveries: 0,
             records: 0, accepted: 0, skipped: 0, unparseable: 0, signatureFailures: 0 }
           health.push(row)
         }
@@ -185,15 +181,19 @@ export const makeFakeWebhooksRepo = (brands: ReadonlyArray<{ id: number; account
           const rows = health.filter((r) => `${r.brandId}|${r.channel}` === key)
           const last = rows.reduce((a, b) => (a.lastReceivedAt > b.lastReceivedAt ? a : b))
           if (last.lastReceivedAt < activeSince || last.lastReceivedAt >= quietSince) return []
-          const slug = brands.find((b) => b.id === last.brandId)?.slug ?? ""
-          return [{ accountId: last.accountId, brandId: last.brandId, slug, channel: last.channel, lastReceivedAt: last.lastReceivedAt }]
+          return [{ accountId: last.accountId, brandId: last.brandId, channel: last.channel, lastReceivedAt: last.lastReceivedAt }]
         })
       }),
     pruneHealth: (before) =>
       Effect.sync(() => {
         for (let i = health.length - 1; i >= 0; i--) if (health[i]!.hour < before.getTime()) health.splice(i, 1)
       }),
-    spoofedSurges: () => Effect.succeed([]),
+    activeBrands: (activeSince) =>
+      Effect.sync(() => {
+        const since = Math.floor(activeSince.getTime() / 3_600_000) * 3_600_000
+        const active = new Map(health.filter((r) => r.hour >= since).map((r) => [r.brandId, { accountId: r.accountId, brandId: r.brandId }]))
+        return [...active.values()]
+      }),
     pruneEvents: (before) =>
       Effect.sync(() => {
         for (let i = events.length - 1; i >= 0; i--) {

@@ -79,6 +79,7 @@ export const describeError = (error: ApiError): string => {
   const message = typeof body.error === "string" ? body.error : ""
   const lead = STATUS_SENTENCES[error.status] ?? (error.status >= 500 ? "Something went wrong on our side; try again in a minute." : "The request was refused.")
   if (error.status === 401) return lead
+  if (error.status === 404 && message === "brand not found") return "This brand is not in your account: pick one on the Brands page."
   return message === "" || message === "not implemented" ? lead.replace(/:$/, ".") : `${lead} ${sentence(message)}`
 }
 

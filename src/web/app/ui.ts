@@ -11,11 +11,15 @@ type Content = Node | string | null | undefined | false
 
 export const errorBox = (message: string) => h("div", { class: "error", role: "alert" }, message)
 
-/** "<what> could not be loaded. <why>" — or a calm notice where the server does not offer the view. */
+/**
+ * A failed load: "<what> could not be loaded. <why>" (the why by `describeError`, the one wording of
+ * errors), a brand that is not the account's with a way back, or a calm notice where the server
+ * does not offer the view.
+ */
 export const errorState = (what: string, error: ApiError) =>
   error.status === 501
     ? h("div", { class: "notice", role: "status", "data-status": error.status }, `${what} is not available on this server yet.`)
-    : error.status === 404
+    : error.status === 404 && error.body.error === "brand not found"
     ? h("div", { class: "error", role: "alert", "data-status": error.status }, `${what}: this brand is not in your account. `, h("a", { href: "#/brands" }, "See your brands"), ".")
     : h("div", { class: "error", role: "alert", "data-status": error.status }, `${what} could not be loaded. ${describeError(error)}`)
 

@@ -1,4 +1,4 @@
-import { get, post } from "../api.js"
+import { describeError, get, post } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, formatPercent, h } from "../dom.js"
 import {
@@ -8,7 +8,6 @@ import {
   dataTable,
   emptyState,
   engineLabel,
-  errorSentence,
   errorState,
   field,
   navigate,
@@ -166,7 +165,7 @@ export const competitorsScreen = (slug: string, params: URLSearchParams) => {
         if (!result.ok) {
           const sentence = result.error.status === 409
             ? `${name.value.trim()} is already a competitor of this brand.`
-            : errorSentence("Adding the competitor", result.error)
+            : `The competitor was not added. ${describeError(result.error)}`
           return status.replaceChildren(h("div", { class: "error", role: "alert" }, sentence))
         }
         name.value = domain.value = aliases.value = ""

@@ -1,4 +1,4 @@
-import { type ApiError, type Brand, get } from "../api.js"
+import { type Brand, get } from "../api.js"
 import { append, clear, h } from "../dom.js"
 
 /**
@@ -32,28 +32,8 @@ export const bucketLabel = (bucket: string) => BUCKET_LABELS[bucket] ?? humanize
 // States
 // ---------------------------------------------------------------------------
 
-/** The API's own message, without the status code: "invalid range: must be one of ..." */
-const apiMessage = (error: ApiError) => {
-  const message = error.body.error
-  return typeof message === "string" && message !== "" ? message : null
-}
-
-/** A sentence for a failed call: what failed, why in words, then the API's message. */
-export const errorSentence = (what: string, error: ApiError): string => {
-  const message = apiMessage(error)
-  if (error.status === 0) return `${what} could not be loaded: the server cannot be reached. Check your connection and reload the page.`
-  if (error.status === 401) return `${what} could not be loaded: your session has ended. Sign in again.`
-  if (error.status === 404 && message === "brand not found") return `${what} could not be loaded: this brand is not in your account. Pick one on the Brands page.`
-  if (error.status === 404) return `${what} could not be found${message === null ? "" : `: ${message}`}.`
-  if (error.status === 402 && message === "plan_limit_reached") {
-    return `${what} did not work: your ${humanize(String(error.body["plan"]))} plan's limit is reached (${String(error.body["count"])} of ${String(error.body["limit"])} in use). Upgrade your plan to add more.`
-  }
-  if (error.status >= 500) return `${what} could not be loaded: the server had a problem. Try again in a minute.`
-  return `${what} did not work. ${message === null ? "" : `The server said: ${message}.`}`.trim()
-}
-
-export const errorState = (what: string, error: ApiError) =>
-  h("div", { class: "error", role: "alert", "data-status": error.status }, errorSentence(what, error))
+// A failed load says what failed and why, in the one wording of the whole application.
+export { errorState } from "../ui.js"
 
 export const loadingState = (text = "Loading…") => h("p", { class: "loading muted", role: "status" }, text)
 

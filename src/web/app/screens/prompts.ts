@@ -1,7 +1,7 @@
-import { get, type Me, post } from "../api.js"
+import { describeError, get, type Me, post } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatDate, h } from "../dom.js"
-import { brandTitle, dataTable, emptyState, errorSentence, errorState, field, humanize, INTENTS, navigate, pageHead, section, select } from "./kit.js"
+import { brandTitle, dataTable, emptyState, errorState, field, humanize, INTENTS, navigate, pageHead, section, select } from "./kit.js"
 
 /**
  * The monitored prompts of a brand: the questions the answer engines are asked on every scan.
@@ -89,7 +89,7 @@ export const promptsScreen = (slug: string, params: URLSearchParams) => {
         if (intent.value !== "") body["intent"] = intent.value
         const result = await post<Prompt>(`/api/v1/me/brands/${slug}/prompts`, body)
         submit.disabled = false
-        if (!result.ok) return status.replaceChildren(h("div", { class: "error", role: "alert" }, errorSentence("Adding the prompt", result.error)))
+        if (!result.ok) return status.replaceChildren(h("div", { class: "error", role: "alert" }, `The prompt was not added. ${describeError(result.error)}`))
         text.value = ""
         status.replaceChildren(h("div", { class: "success" }, `Added “${result.value.prompt}”. It is asked on the next scan.`))
         await refresh()
