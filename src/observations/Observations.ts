@@ -335,7 +335,7 @@ export const ObservationsLive = Layer.effect(
         const known = t.prompts.get(text)
         if (known !== undefined) return known
         const created = yield* brands.addPrompt(accountId, t.brand.slug, { prompt: text, source: "imported" }).pipe(
-          Effect.map((p) => ({ id: p.id, num: 0, prompt: p.prompt }) as PromptRef | string),
+          Effect.map((p): PromptRef | string => ({ id: p.id, num: 0, prompt: p.prompt })),
           Effect.catchTags({
             PlanLimitReached: (e) =>
               Effect.succeed(`prompt not monitored and the ${e.plan} plan's cap of ${e.limit} monitored prompts is reached`),

@@ -4,16 +4,20 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
-import { Context, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { mkdirSync } from "node:fs"
 import * as Pg from "pg"
 import { AppConfig } from "./Config.js"
 import { acquireDataDirLock } from "./DataDirLock.js"
+import { rows } from "./Rows.js"
 
 /**
  * What services need of the database beyond their repositories: which back end runs,
  * a liveness probe, and LISTEN/NOTIFY for cross-process cache invalidation.
  */
+
+const PeerRow = Schema.Struct({ id: Schema.String })
+
 export interface DatabaseShape {
   readonly kind: "pg" | "pglite" | "memory"
   readonly listen: (channel: string) => Stream.Stream<string, SqlError>
@@ -109,11 +113,12 @@ const serverLayer = (url: Redacted.Redacted) => {
       ...sqlNotifyAndPing(pg),
       instanceId,
       peers: (channel) =>
-        pg<{ id: string }>`
+        pg`
           select distinct substr(application_name, ${APPLICATION.length + 1}) as id from pg_stat_activity
           where datname = current_database() and application_name like ${APPLICATION + "%"}
             and query = ${`LISTEN "${channel}"`}`.pipe(
-          Effect.map((rows) => rows.map((row) => row.id).filter((id) => id !== instanceId))
+          rows(PeerRow),
+          Effect.map((peers) => peers.map((row) => row.id).filter((id) => id !== instanceId))
         ),
       poolStats: () => ({
         total: current?.totalCount ?? 0,
