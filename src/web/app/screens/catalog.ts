@@ -1,15 +1,17 @@
 import { type CatalogAgent, type CatalogResponse, get } from "../api.js"
 import { h } from "../dom.js"
 import { KIND_DESCRIPTIONS, KIND_LABELS, kindLabel, METHOD_DESCRIPTIONS, METHOD_LABELS, methodLabel } from "../labels.js"
-import { emptyState, errorState, field, navigate, pageHead, plural, screenHash, section, select, tableWrap } from "./kit.js"
+import { emptyState, errorState, field, navigate, offsetOf, pageHead, pager, plural, screenHash, section, select, tableWrap } from "./kit.js"
 
 /**
  * The agent catalog: every AI crawler and agent the server recognises, its operator and kind, and how
  * the operator lets a visit be verified (docs/verification.md). The same for every account.
- * State: #/catalog?q=<text>&kind=<kind>&method=<ip_ranges|reverse_dns|web_bot_auth|none>&bot=<exact name>.
+ * State: #/catalog?q=<text>&kind=<kind>&method=<ip_ranges|reverse_dns|web_bot_auth|none>&bot=<exact name>&offset=<n>.
  */
 
 const PATH = "/catalog"
+/** Agents per page: the list stays short on a phone; search and filters find the rest. */
+const PAGE_SIZE = 50
 const METHODS = ["ip_ranges", "reverse_dns", "web_bot_auth", "none"] as const
 
 const formatDay = (value: string) => {
@@ -65,7 +67,7 @@ export const catalogScreen = (params: URLSearchParams) => {
       "aria-label": "Filters",
       onsubmit: (event: Event) => {
         event.preventDefault()
-        navigate(PATH, params, { q: q.value.trim() || null, kind: kind.value || null, method: method.value || null })
+        navigate(PATH, params, { q: q.value.trim() || null, kind: kind.value || null, method: method.value || null, offset: null })
       }
     },
     field("catalog-q", "Search", q),
@@ -84,7 +86,7 @@ export const catalogScreen = (params: URLSearchParams) => {
         type: "button",
         class: "remove",
         "aria-label": "Show every agent",
-        onclick: () => navigate(PATH, params, { bot: null })
+        onclick: () => navigate(PATH, params, { bot: null, offset: null })
       }, "×"))
     )
     : null
@@ -95,6 +97,8 @@ export const catalogScreen = (params: URLSearchParams) => {
     about.textContent = `Catalog version ${version}; the operators' published IP ranges of ${formatDay(ranges_snapshot)}.`
     const shown = agents.filter((agent) => matches(agent, params))
     const filtered = ["q", "kind", "method", "bot"].some((name) => params.get(name))
+    const offset = offsetOf(params) < shown.length ? offsetOf(params) : 0
+    const page = shown.slice(offset, offset + PAGE_SIZE)
     list.fill(
       h("p", { class: "muted", id: "catalog-count", role: "status" }, filtered ? `Showing ${plural(shown.length, "agent")} of ${agents.length}.` : `${plural(agents.length, "agent")}.`),
       shown.length === 0
@@ -110,7 +114,7 @@ export const catalogScreen = (params: URLSearchParams) => {
           h(
             "tbody",
             null,
-            shown.map((agent) =>
+            page.map((agent) =>
               h(
                 "tr",
                 { "data-bot": agent.bot },
@@ -122,7 +126,8 @@ export const catalogScreen = (params: URLSearchParams) => {
               )
             )
           )
-        ))
+        )),
+      shown.length === 0 ? null : pager(PATH, params, offset, shown.length, PAGE_SIZE)
     )
   })
 
