@@ -7,6 +7,7 @@ import { SystemGroup } from "./platform/SystemApi.js"
 import { CitationsGroup, IndustryGroup, VisibilityGroup } from "./visibility/Api.js"
 import { ObservationsGroup } from "./observations/Api.js"
 import { TwinsGroup } from "./web/TwinsApi.js"
+import { CatalogGroup } from "./verification/Api.js"
 import { WebhooksGroup } from "./webhooks/Api.js"
 
 export const API_VERSION = "2026.05.23"
@@ -42,6 +43,7 @@ export class DashboardApi extends HttpApi.make("dashboard")
   .add(ObservationsGroup)
   .add(WebhooksGroup)
   .add(TwinsGroup)
+  .add(CatalogGroup)
   .prefix("/api/v1")
   .annotateContext(
     OpenApi.annotations({
@@ -49,8 +51,9 @@ export class DashboardApi extends HttpApi.make("dashboard")
       version: API_VERSION,
       description:
         "The surface of the web application: sign-up and sign-in, the account and its API keys, brands, competitors and " +
-        "prompts, imports, webhooks, and cookie twins of the public reads. Every route but sign-up and sign-in needs the " +
-        "session cookie; state-changing requests need a same-origin Origin header."
+        "prompts, imports, webhooks, the catalog of AI agents with their verification methods, and cookie twins of the " +
+        "public reads. Every route but sign-up and sign-in needs the session cookie; state-changing requests need a " +
+        "same-origin Origin header."
     })
   )
 {}

@@ -54,6 +54,8 @@ import { VisibilityRepo, VisibilityRepoLive } from "../visibility/Repo.js"
 import { VerificationRepo, VerificationRepoLive } from "../verification/Repo.js"
 import { Resolver, ResolverLive } from "../verification/Resolver.js"
 import { Verification, VerificationConfig, VerificationConfigLive, VerificationLive } from "../verification/Verification.js"
+import { AgentCatalog, AgentCatalogLive } from "../verification/AgentCatalog.js"
+import { CatalogHttpLive } from "../verification/Http.js"
 import { Alerts, AlertsLive } from "../webhooks/Alerts.js"
 import { WebhooksConfig, WebhooksConfigLive } from "../webhooks/Config.js"
 import { WebhooksHttpLive } from "../webhooks/Http.js"
@@ -85,7 +87,7 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
 )
 
 export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
-  | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | RequestLog | ReadinessChecks | Verification | VerificationConfig | Resolver
+  | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | RequestLog | ReadinessChecks | Verification | VerificationConfig | Resolver | AgentCatalog
   | Alerts | Webhooks | WebhooksConfig | AddressResolver
 export type Infrastructure = AppConfig | Database
 
@@ -127,7 +129,9 @@ export const makeServices = <E, R>(options: {
     Layer.provideMerge(options.repositories)
   )
   // Verified agents (docs/verification.md): verdicts at ingestion, range reloads, the background pass.
-  const verification = VerificationLive.pipe(
+  // The catalog page's list reads the methods of the snapshot in use from the same Verification.
+  const verification = AgentCatalogLive.pipe(
+    Layer.provideMerge(VerificationLive),
     Layer.provideMerge(Layer.mergeAll(options.resolver ?? ResolverLive, options.verificationConfig ?? VerificationConfigLive)),
     Layer.provide(ClassifierLive),
     Layer.provide(options.repositories)
@@ -185,7 +189,8 @@ export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
     ObservationsHttpLive,
     SystemHttpLive,
     TwinsHttpLive,
-    WebhooksHttpLive
+    WebhooksHttpLive,
+    CatalogHttpLive
   ]),
   Layer.provide([BearerAuthLive, SessionAuthLive])
 )

@@ -545,6 +545,8 @@ export class Classifier extends Context.Tag("Classifier")<
   {
     readonly classify: (ua: string) => Classification | null
     readonly agents: ReadonlyArray<CatalogAgent>
+    /** The catalog's version (agents.json `version`). */
+    readonly version: string
   }
 >() {}
 
@@ -552,7 +554,7 @@ export class Classifier extends Context.Tag("Classifier")<
 export const ClassifierLive: Layer.Layer<Classifier> = Layer.effect(
   Classifier,
   Effect.map(decodeCatalog(agentsJson), (catalog) =>
-    Classifier.of({ classify: makeClassifier(catalog.agents), agents: catalog.agents }),
+    Classifier.of({ classify: makeClassifier(catalog.agents), agents: catalog.agents, version: catalog.version }),
   ).pipe(Effect.orDie),
 )
 
@@ -565,6 +567,6 @@ export const classifierFake = (map: Record<string, Classification>): Layer.Layer
   }
   return Layer.succeed(
     Classifier,
-    Classifier.of({ classify: (ua) => table.get(ua) ?? null, agents: [...seen.values()] }),
+    Classifier.of({ classify: (ua) => table.get(ua) ?? null, agents: [...seen.values()], version: "fake" }),
   )
 }

@@ -329,7 +329,8 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     expect(await page.locator("#active-filters").textContent()).toContain("Vendor: OpenAI")
     // A row of the bot breakdown filters by its bot; the filter's chip removes it again.
     const row = page.locator("table[aria-label='Hits by bot'] tbody tr").first()
-    const bot = (await row.locator("td").first().textContent())!
+    // The bot's name is its row's button (its cell also links to the bot's catalog entry).
+    const bot = (await row.locator("button.link").textContent())!
     await row.locator("button.link").click()
     await page.waitForURL(new RegExp(`bot=${encodeURIComponent(bot)}`))
     await page.locator("#active-filters").getByText(`Bot: ${bot}`).waitFor()

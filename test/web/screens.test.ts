@@ -157,6 +157,67 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     expect(browser.pageErrors).toEqual([])
   })
 
+  it("lists the agent catalog with each agent's verification methods, filters it from the URL, and is reached from the agent dashboard", async () => {
+    const api = await page.evaluate(async () => (await fetch("/api/v1/catalog")).json() as Promise<{
+      agents: Array<{ bot: string; vendor: string; kind: string; verification_methods: Array<string> }>
+    }>)
+    await page.goto(`${served.base}/#/brands`)
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Agent catalog" }).click()
+    await page.waitForURL(/#\/catalog$/)
+    await rows("#catalog-table").first().waitFor()
+    const bots = () => page.locator("#catalog-table tbody tr").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-bot")))
+    // Fifty a page, in catalog order; the pager's place goes into the URL.
+    expect(await page.locator("#catalog-count").textContent()).toBe(`${api.agents.length} agents.`)
+    expect(await bots()).toEqual(api.agents.slice(0, 50).map((a) => a.bot))
+    // Human labels: kinds and methods in words, "None published" where the operator publishes nothing.
+    const gptbot = page.locator("#catalog-table tr[data-bot=GPTBot] td")
+    expect(await gptbot.allTextContents()).toEqual(["GPTBot", "OpenAI", "Training crawler", "IP ranges", "platform.openai.com"])
+    expect(await page.locator("#catalog-table tr[data-bot=Bytespider] td").nth(3).textContent()).toBe("None published")
+    expect((await page.locator("#catalog-table tbody tr td:nth-child(3)").allTextContents()).some((kind) => kind.includes("_"))).toBe(false)
+    await page.locator("#catalog-agents").getByRole("button", { name: "Next" }).click()
+    await page.waitForURL(/#\/catalog\?offset=50$/)
+    await page.locator(`#catalog-table tr[data-bot="${api.agents[50]!.bot}"]`).waitFor()
+    expect(await bots()).toEqual(api.agents.slice(50, 100).map((a) => a.bot))
+    await page.goto(`${served.base}/#/catalog?q=yandexadditional`)
+    await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
+    expect(await page.locator("#catalog-table tr[data-bot=YandexAdditional] td").nth(3).textContent()).toBe("Reverse DNS")
+
+    // Filters go into the URL; a reload shows the same view.
+    await page.getByLabel("Search").fill("")
+    await page.getByLabel("Verification").selectOption("none")
+    await page.getByLabel("Kind").selectOption("training_crawler")
+    await page.getByRole("button", { name: "Apply" }).click()
+    await page.waitForURL(/#\/catalog\?kind=training_crawler&method=none$/)
+    await page.reload()
+    await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
+    const expected = api.agents.filter((a) => a.kind === "training_crawler" && a.verification_methods.length === 0).map((a) => a.bot)
+    expect(await page.locator("#catalog-count").textContent()).toBe(`Showing ${expected.length} agents of ${api.agents.length}.`)
+    expect(await bots()).toEqual(expected.slice(0, 50))
+    expect(new Set(await page.locator("#catalog-table tbody tr td:nth-child(4)").allTextContents())).toEqual(new Set(["None published"]))
+    expect(await page.getByLabel("Kind").inputValue()).toBe("training_crawler")
+
+    await page.goto(`${served.base}/#/catalog?q=claude&kind=search_crawler`)
+    await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
+    const claude = api.agents.filter((a) => a.kind === "search_crawler" && `${a.bot} ${a.vendor}`.toLowerCase().includes("claude")).map((a) => a.bot)
+    expect(claude).toContain("Claude-SearchBot")
+    expect(await bots()).toEqual(claude)
+    expect(await page.getByLabel("Search").inputValue()).toBe("claude")
+
+    // A bot's row of the agent dashboard links to its entry; the chip shows every agent again.
+    await page.goto(`${served.base}/#/brands/northwind-crm/agents?range=30d`)
+    const row = page.locator("table[aria-label='Hits by bot'] tbody tr").first()
+    await row.waitFor()
+    const bot = (await row.locator("button.link").textContent())!
+    await row.getByRole("link", { name: `Catalog entry of ${bot}: its verification methods` }).click()
+    await page.waitForURL((url) => url.hash === `#/catalog?bot=${encodeURIComponent(bot)}`)
+    await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
+    expect(await bots()).toEqual([bot])
+    await page.getByRole("button", { name: "Show every agent" }).click()
+    await page.waitForURL(/#\/catalog$/)
+    await page.locator("#catalog-count", { hasText: `${api.agents.length} agents.` }).waitFor()
+    expect(browser.pageErrors).toEqual([])
+  })
+
   it("says when the plan's prompt cap is reached, naming the plan, and what an empty screen needs", async () => {
     // A new account on the free plan with its ten prompts in use.
     await page.evaluate(() => fetch("/api/v1/auth/logout", { method: "POST" }))

@@ -46,7 +46,8 @@ const SCREENS: ReadonlyArray<WalkPage> = [
   { name: "fanouts", route: `#/brands/${DEMO}/fanouts`, ready: "#fanouts-screen" },
   { name: "topics", route: `#/brands/${DEMO}/topics`, ready: "#topics-screen" },
   { name: "ranking", route: `#/brands/${DEMO}/ranking?topic=crm%20software`, ready: "#ranking-screen" },
-  { name: "portfolio", route: "#/portfolio", ready: "#portfolio-screen" }
+  { name: "portfolio", route: "#/portfolio", ready: "#portfolio-screen" },
+  { name: "catalog", route: "#/catalog", ready: "#catalog-table tbody tr, #catalog-screen .error" }
 ]
 
 const HAVE_SCREENS = existsSync(join(import.meta.dir, "..", "..", "src", "web", "app", "screens"))

@@ -60,7 +60,8 @@ export const tabs = (slug: string, active: string) =>
 
 const kpi = (label: string, value: string) => h("div", { class: "kpi" }, h("div", { class: "muted" }, label), h("div", { class: "value" }, value))
 
-const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number | Node>>, numeric: ReadonlyArray<number> = [], onRow?: (index: number) => void) =>
+/** `firstExtra`: something shown under the first cell's content of a row (a link of its own). */
+const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number | Node>>, numeric: ReadonlyArray<number> = [], onRow?: (index: number) => void, firstExtra?: (index: number) => Node) =>
   tableWrap(h(
     "table",
     { "aria-label": caption },
@@ -73,13 +74,15 @@ const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyAr
         : rows.map((row, r) =>
           h(
             "tr",
-            { class: onRow ? "clickable" : null, onclick: onRow ? (event: Event) => (event.target as HTMLElement).closest("button") === null && onRow(r) : null },
+            // A button or a link in the row does its own thing, not the row's filter.
+            { class: onRow ? "clickable" : null, onclick: onRow ? (event: Event) => (event.target as HTMLElement).closest("button, a") === null && onRow(r) : null },
             row.map((cell, i) =>
               h(
                 "td",
                 { class: numeric.includes(i) ? "num" : null },
                 // The first cell's button makes the row's filter reachable by keyboard.
-                i === 0 && onRow ? h("button", { type: "button", class: "link", onclick: () => onRow(r) }, typeof cell === "number" ? formatNumber(cell) : cell) : typeof cell === "number" ? formatNumber(cell) : cell
+                i === 0 && onRow ? h("button", { type: "button", class: "link", onclick: () => onRow(r) }, typeof cell === "number" ? formatNumber(cell) : cell) : typeof cell === "number" ? formatNumber(cell) : cell,
+                i === 0 && firstExtra ? firstExtra(r) : null
               )
             )
           )
@@ -215,7 +218,12 @@ const drawDashboard = (slug: string, params: URLSearchParams, data: AgentsRespon
             share(verdicts.spoofed.get(row.bot), row.hits)
           ]),
           [3, 4, 5],
-          (i) => filterBy({ bot: data.breakdowns.by_bot[i]!.bot })
+          (i) => filterBy({ bot: data.breakdowns.by_bot[i]!.bot }),
+          // Its catalog entry: how the operator lets its visits be verified.
+          (i) => {
+            const bot = data.breakdowns.by_bot[i]!.bot
+            return h("div", { class: "hint" }, h("a", { href: `#/catalog?bot=${encodeURIComponent(bot)}`, "aria-label": `Catalog entry of ${bot}: its verification methods` }, "Catalog entry"))
+          }
         )
       ),
       h(

@@ -1,5 +1,6 @@
 // A type-only import: erased from the browser bundle, so the page reads the server's own shape.
 import type { ScanStatus } from "../../observations/Observations.js"
+import type { CatalogResponse as CatalogResponseSchema } from "../../verification/Api.js"
 /**
  * Calls of the web application: the cookie-authenticated dashboard surface only (/api/v1).
  * The browser never holds an API key; the session cookie is HttpOnly and SameSite=Lax.
@@ -216,3 +217,7 @@ export interface ModelResponse {
 
 /** GET /api/v1/me/brands/{slug}/scans: the brand's last scan per answer engine. */
 export type ScanStatusResponse = Omit<ScanStatus, "brand_slug">
+
+/** GET /api/v1/catalog: every agent of the catalog with its verification methods (the server's schema, wire side). */
+export type CatalogResponse = typeof CatalogResponseSchema.Encoded
+export type CatalogAgent = CatalogResponse["agents"][number]

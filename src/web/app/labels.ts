@@ -49,6 +49,21 @@ export const VERDICT_LABELS: Readonly<Record<string, string>> = {
 }
 export const verdictLabel = lookup(VERDICT_LABELS)
 
+/** How an operator lets a visit be verified (the catalog's verification_methods); "none": nothing published. */
+export const METHOD_LABELS: Readonly<Record<string, string>> = {
+  ip_ranges: "IP ranges",
+  reverse_dns: "Reverse DNS",
+  web_bot_auth: "Web Bot Auth",
+  none: "None published"
+}
+export const METHOD_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  ip_ranges: "the operator publishes the addresses its agent fetches from; a visit from elsewhere is spoofed",
+  reverse_dns: "the visitor's address must resolve to a host name the operator documents, and back",
+  web_bot_auth: "the request carries a signature made with a key the operator publishes",
+  none: "the operator publishes no way to check: visits claiming the agent stay not verifiable"
+}
+export const methodLabel = lookup(METHOD_LABELS)
+
 export const PLAN_LABELS: Readonly<Record<string, string>> = {
   free: "Free",
   starter: "Starter",

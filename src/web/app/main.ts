@@ -13,7 +13,7 @@ import { accountBrands, emptyState, errorBox, forgetBrands, loadingState } from 
 /**
  * The web application: one page, hash routes, the cookie session of the dashboard surface.
  * Routes: #/signin #/signup #/start #/brands #/brands/<slug>/agents #/brands/<slug>/visibility
- * #/settings/security/api-keys #/settings/webhooks
+ * #/settings/security/api-keys #/settings/webhooks #/catalog (the agent catalog; screens/catalog.ts)
  */
 
 const root = document.getElementById("app")!
@@ -38,6 +38,7 @@ const header = () =>
         navLink("#/start", "Get started"),
         navLink("#/brands", "Brands"),
         navLink("#/portfolio", "Portfolio"),
+        navLink("#/catalog", "Agent catalog"),
         navLink("#/settings/security/api-keys", "Settings"),
         navLink("#/settings/webhooks", "Webhooks"),
         h("a", { href: "/api/public/v1/docs" }, "API reference")
@@ -396,6 +397,7 @@ const TITLES: ReadonlyArray<readonly [RegExp, string]> = [
   [/^signup/, "Create your account"],
   [/^signin/, "Sign in"],
   [/^start/, "Getting started"],
+  [/^catalog/, "Agent catalog"],
   [/^settings\/webhooks/, "Webhooks"],
   [/^settings/, "API keys"]
 ]
