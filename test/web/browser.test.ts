@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort } from "../hardening/server.js"
 import { type Browser, chromium, type Page } from "playwright-core"
+import { CHROMIUM, CHROMIUM_ARGS, haveChromium, ROOT } from "./chromium.js"
 import { sampleAgents, sampleIndustryMetrics, sampleModel, samplePages, sampleSnapshots } from "./sample-data.js"
 import { axeSource, type Finding, inspect, PAGES, settle, WIDTHS } from "./walk.js"
 
@@ -16,11 +17,7 @@ import { axeSource, type Finding, inspect, PAGES, settle, WIDTHS } from "./walk.
  * fails the test.
  */
 
-const CHROMIUM = "/usr/bin/chromium"
-const ROOT = join(import.meta.dir, "..", "..")
 const ARTIFACTS = join(ROOT, "test-artifacts")
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs chromium`)
 
 describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
   const dataDir = mkdtempSync(join(tmpdir(), "aiv-browser-"))
@@ -63,16 +60,7 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     const context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ],
+      args: CHROMIUM_ARGS,
       viewport: { width: 1280, height: 900 }
     })
     browser = context.browser() as Browser
