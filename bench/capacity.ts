@@ -33,14 +33,17 @@ const input = {
   serverUsPerRecord: num("SERVER_US_PER_RECORD", 9.15),
   /** PostgreSQL CPU per drain record: 11.8 ms per 2,000-record delivery. */
   pgUsPerRecord: num("PG_US_PER_RECORD", 5.9),
-  /** Per read (bench/growth.ts medians of /agents and /agents/pages, wall time on a loaded machine: an upper bound). */
+  /** Per read: bench/growth.ts medians of /agents and /agents/pages on a quiet machine were 6.3 to 9.1 ms of wall time,
+   *  server and PostgreSQL together; taken as 5 + 5 ms, an upper bound. */
   serverMsPerRead: num("SERVER_MS_PER_READ", 5),
   pgMsPerRead: num("PG_MS_PER_READ", 5),
-  /** Bytes per stored hit, table and indexes (bench/growth.ts "bytes/hit"). */
-  bytesPerHit: num("BYTES_PER_HIT", 280),
-  /** Rollup rows (crawler_rollup: day x path x bot x status x verdict) per account per day, and bytes each with indexes. */
+  /** Bytes per stored hit, table and indexes (bench/growth.ts "bytes/hit": 272 to 282 from 1M to 20M hits). */
+  bytesPerHit: num("BYTES_PER_HIT", 282),
+  /** Rollup rows (crawler_rollup: day x path x bot x status x verdict) per account per day, and bytes each with indexes:
+   *  287 per crawler_rollup row plus its share of crawler_daily (169 bytes a row, one for four rollup rows in
+   *  bench/growth.ts's database of 4.8 million rollup rows). */
   rollupRowsPerAccountDay: num("ROLLUP_ROWS_PER_ACCOUNT_DAY", 3_000),
-  bytesPerRollupRow: num("BYTES_PER_ROLLUP_ROW", 200),
+  bytesPerRollupRow: num("BYTES_PER_ROLLUP_ROW", 330),
 
   // Policy.
   rawRetentionDays: num("RAW_RETENTION_DAYS", 30),
@@ -58,7 +61,7 @@ const input = {
   iopsPerWorker: num("IOPS_PER_WORKER", 40_000),
   /** Memory per worker, for the hot index pages. */
   ramGbPerWorker: num("RAM_GB_PER_WORKER", 128),
-  /** Bytes of the crawler_hits primary key per hit (a share of bytesPerHit). */
+  /** Bytes of the crawler_hits primary key per hit (a share of bytesPerHit; an estimate from the key's columns, not measured). */
   pkBytesPerHit: num("PK_BYTES_PER_HIT", 70)
 }
 

@@ -83,6 +83,11 @@ try {
   // The first read builds the brand's 7/30/90-day spans (once per brand and day): not what is measured.
   for (const path of reads) if (!(await fetch(server.base + path, { headers: auth })).ok) throw new Error(`${path} failed`)
 
+  // Deliveries hit a fixed set of pages: the measured account's own pages stay the same from one size
+  // to the next, so the reads measure the tables' growth, not the account's (a path per record would
+  // add 20,000 pages to it at every size).
+  const pagePath = (i: number) => `/p/${i % 400}`
+
   let seeded = 0
   let round = 0
   const rows: Array<Record<string, string | number>> = []
@@ -106,11 +111,11 @@ try {
 
     // Drain ingest into the measured account (new records each round), after two untimed deliveries.
     for (let i = 0; i < 2; i++) {
-      const r = await fetch(`${server.base}/api/public/v1/agents/ingest/drain?site_id=${site.siteId}`, { method: "POST", headers: auth, body: drainBody(`w${round}d${i}`, RECORDS, 0, Date.now()) })
+      const r = await fetch(`${server.base}/api/public/v1/agents/ingest/drain?site_id=${site.siteId}`, { method: "POST", headers: auth, body: drainBody(`w${round}d${i}`, RECORDS, 0, Date.now(), pagePath) })
       if (!r.ok) throw new Error(`warm-up delivery ${r.status}`)
       await r.arrayBuffer()
     }
-    const deliveries = Array.from({ length: DELIVERIES }, (_, i) => drainBody(`g${round}d${i}`, RECORDS, 0, Date.now()))
+    const deliveries = Array.from({ length: DELIVERIES }, (_, i) => drainBody(`g${round}d${i}`, RECORDS, 0, Date.now(), pagePath))
     let next = 0
     let failed = 0
     const ingest = await timed(() =>
