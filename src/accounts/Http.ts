@@ -1,28 +1,35 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { ServerApi } from "../api.js"
 import { Accounts } from "./Accounts.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { BearerAuth, CurrentUser, SESSION_COOKIE, SessionAuth } from "./Api.js"
-import { noteAccount } from "../platform/RequestMeta.js"
+import { noteAccount, RequestMeta } from "../platform/RequestMeta.js"
 import { AgentsConfig } from "../agents/Config.js"
 import { AppConfig } from "../platform/Config.js"
 import { ForwardedAccount } from "./Forwarded.js"
 
-/** The bearer check reads the raw header: HttpApiSecurity.bearer cannot tell "missing" from "Basic x". */
+/**
+ * The bearer check reads the raw header: HttpApiSecurity.bearer cannot tell "missing" from "Basic x".
+ * It runs on every public request, so what it needs is read from the request's context in one step.
+ */
 export const BearerAuthLive = Layer.effect(
   BearerAuth,
   Effect.map(ApiKeys, (keys) =>
     BearerAuth.of({
       bearer: () =>
-        Effect.flatMap(Effect.serviceOption(ForwardedAccount), (forwarded) =>
+        Effect.contextWithEffect((context: Context.Context<HttpServerRequest.HttpServerRequest>) => {
           // A dashboard twin's in-process request carries the session's account (never set from outside).
-          Option.isSome(forwarded)
-            ? Effect.succeed(forwarded.value)
-            : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => keys.authenticate(request.headers["authorization"])).pipe(
-              // The request log line names the account (src/platform/Middleware.ts).
-              Effect.tap((account) => noteAccount(account.accountId))
-            ))
+          const forwarded = Context.getOption(context, ForwardedAccount)
+          if (Option.isSome(forwarded)) return Effect.succeed(forwarded.value)
+          const request = Context.get(context, HttpServerRequest.HttpServerRequest)
+          // The request log line names the account (src/platform/Middleware.ts).
+          const meta = Context.getOption(context, RequestMeta)
+          return Effect.map(keys.authenticate(request.headers["authorization"]), (account) => {
+            if (Option.isSome(meta) && meta.value.accountId === null) meta.value.accountId = account.accountId
+            return account
+          })
+        })
     }))
 )
 

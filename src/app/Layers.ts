@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpRouter } from "@effect/platform"
+import { HttpApiBuilder, HttpMiddleware, HttpRouter } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
 import { Accounts, AccountsLive } from "../accounts/Accounts.js"
@@ -217,7 +217,11 @@ export const ApiLive = Layer.mergeAll(
   // Path parameters up to 1,000 characters (the router's default is 100): a competitor {name} may
   // have 200 (docs/decisions.md); longer values reach the schema, which answers 400 naming it.
   HttpRouter.setRouterConfig({ maxParamLength: 1000 }),
-  Layer.setTracerEnabled(false)
+  Layer.setTracerEnabled(false),
+  // The platform's tracing middleware still ran per request with the tracer off: a URL parsed,
+  // the headers copied for redaction, trace headers read and a no-op span, for nothing exported.
+  // The route template is caught by the edge's stand-in span (RouteCapture), not by that span.
+  Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)
 )
 
 /** The services on the configured database (DATABASE_URL or the embedded one), migrated: the CLI's. */
