@@ -98,6 +98,13 @@ const StoredRows = Schema.Struct({
 const storeKey = (input: StoreInput) =>
   `${input.accountId}|${input.brandId}|${input.channel}|${input.month}|${input.cap}|${input.unauthenticated === true}|${input.countUsage !== false}`
 
+/**
+ * Statements of one key in flight at once (from this process). Two: deliveries whose rows differ
+ * (new pages) still use two backends (bench/ingest.ts halved its rate at one); past two, they wait
+ * and go together.
+ */
+const IN_FLIGHT = 2
+
 /** A statement of several stores takes at most this many hits (more wait for the next one). */
 const GROUP_MAX_HITS = 20_000
 
@@ -281,12 +288,12 @@ export const HitsRepoLive = Layer.effect(
 
     /**
      * Stores of one account's brand wait on each other in PostgreSQL anyway: each updates the same
-     * rollup and span rows, whose locks it holds until its commit. So while a store of a key
-     * (storeKey) runs, the stores of that key that come meanwhile wait here, then go as one
+     * rollup and span rows, whose locks it holds until its commit. So while IN_FLIGHT stores of a
+     * key (storeKey) run, the stores of that key that come meanwhile wait here, then go as one
      * statement: the rows are updated once for all of them (bench/hot-account.ts). A store inside
      * a transaction (the locked path near the cap) runs alone, in it.
      */
-    const queues = new Map<string, Array<Waiting>>()
+    const queues = new Map<string, { running: number; readonly waiting: Array<Waiting> }>()
 
     /** A store run by itself (alone, or again after the statement it shared failed). */
     const alone = (input: StoreInput): Effect.Effect<Stored, UsageOverCap> =>
@@ -311,11 +318,15 @@ export const HitsRepoLive = Layer.effect(
     /** After a statement of `key`: the stores that waited meanwhile go next, in the background. */
     const next = (key: string): Effect.Effect<void> =>
       Effect.suspend(() => {
-        const waiting = queues.get(key)
-        if (waiting === undefined || waiting.length === 0) {
-          queues.delete(key)
+        const state = queues.get(key)
+        if (state === undefined) return Effect.void
+        state.running--
+        const waiting = state.waiting
+        if (waiting.length === 0) {
+          if (state.running === 0) queues.delete(key)
           return Effect.void
         }
+        state.running++
         let hits = 0
         let n = 0
         while (n < waiting.length && (n === 0 || hits + waiting[n]!.input.hits.length <= GROUP_MAX_HITS)) hits += waiting[n++]!.input.hits.length
@@ -328,14 +339,16 @@ export const HitsRepoLive = Layer.effect(
         if (Option.isSome(transaction)) return alone(input)
         const key = storeKey(input)
         return Effect.suspend(() => {
-          const waiting = queues.get(key)
-          if (waiting !== undefined) {
+          let state = queues.get(key)
+          if (state === undefined) queues.set(key, state = { running: 0, waiting: [] })
+          if (state.running >= IN_FLIGHT) {
+            const waiting = state.waiting
             return Effect.flatMap(Deferred.make<Stored, UsageOverCap>(), (done) => {
               waiting.push({ input, done })
               return Deferred.await(done)
             })
           }
-          queues.set(key, [])
+          state.running++
           return Effect.ensuring(alone(input), next(key))
         })
       })
