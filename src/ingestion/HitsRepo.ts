@@ -89,7 +89,7 @@ export class HitsRepo extends Context.Tag("HitsRepo")<HitsRepo, HitsRepoShape>()
 /** What a delivery's statement stored, and the month's usage after it (null: nothing counted). */
 const StoredRows = Schema.Struct({
   stored: Schema.Number,
-  /** The keys stored, "key|ms", when the statement served several stores. */
+  /** The keys stored, "key|µs since the epoch", when the statement served several stores. */
   keys: Schema.NullOr(Schema.Array(Schema.String)),
   used: Schema.NullOr(Schema.Number)
 })
@@ -149,7 +149,7 @@ export const HitsRepoLive = Layer.effect(
       const stored = inputs.length === 1
         ? sql`(select count(*) from ins)::int as stored, null::text[] as keys`
         : sql`(select count(*) from ins)::int as stored,
-              (select array_agg(record_key || '|' || round(extract(epoch from ts) * 1000)::text) from ins) as keys`
+              (select array_agg(record_key || '|' || (extract(epoch from ts) * 1000000)::bigint::text) from ins) as keys`
       return sql`
         with hit_rows as (
           select * from unnest(
@@ -269,14 +269,17 @@ export const HitsRepoLive = Layer.effect(
         Effect.map(({ keys, stored, used }): ReadonlyArray<Stored> => {
           if (keys === null) return [{ stored, used }]
           const counts = new Array<number>(inputs.length).fill(0)
+          // By key and time in microseconds (as stored); by key alone should a rounding differ.
           const owner = new Map<string, number>()
+          const ownerOfKey = new Map<string, number>()
           for (let i = 0; i < h.length; i++) {
             if (hi[i]! >= limits[hd[i]!]!) continue // past its store's limit: not offered
-            const k = `${h[i]!.key}|${Math.round(h[i]!.ts)}`
+            const k = `${h[i]!.key}|${Math.round(h[i]!.ts * 1000)}`
             if (!owner.has(k)) owner.set(k, hd[i]!)
+            if (!ownerOfKey.has(h[i]!.key)) ownerOfKey.set(h[i]!.key, hd[i]!)
           }
           for (const k of keys) {
-            const d = owner.get(k)
+            const d = owner.get(k) ?? ownerOfKey.get(k.slice(0, k.lastIndexOf("|")))
             if (d !== undefined) counts[d]!++
           }
           return counts.map((n) => ({ stored: n, used }))
