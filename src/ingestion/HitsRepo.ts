@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
 import type { BrandKey } from "../brands/Brands.js"
 import { rows, singleRow } from "../platform/Rows.js"
 import type { LogRequest } from "./Records.js"
@@ -87,21 +87,69 @@ export class HitsRepo extends Context.Tag("HitsRepo")<HitsRepo, HitsRepoShape>()
  * whatever the row count, so the server back end prepares it once per connection.
  */
 /** What a delivery's statement stored, and the month's usage after it (null: nothing counted). */
-const StoredRow = Schema.Struct({ stored: Schema.Number, used: Schema.NullOr(Schema.Number) })
+const StoredRows = Schema.Struct({
+  stored: Schema.Number,
+  /** The keys stored, "key|µs since the epoch", when the statement served several stores. */
+  keys: Schema.NullOr(Schema.Array(Schema.String)),
+  used: Schema.NullOr(Schema.Number)
+})
+
+/** Stores that may share one statement: the same account, brand, channel, month, cap and flags. */
+const storeKey = (input: StoreInput) =>
+  `${input.accountId}|${input.brandId}|${input.channel}|${input.month}|${input.cap}|${input.unauthenticated === true}|${input.countUsage !== false}`
+
+/**
+ * Statements of one key in flight at once (from this process). Two: deliveries whose rows differ
+ * (new pages) still use two backends (bench/ingest.ts halved its rate at one); past two, they wait
+ * and go together.
+ */
+const IN_FLIGHT = 2
+
+/** A statement of several stores takes at most this many hits (more wait for the next one). */
+const GROUP_MAX_HITS = 20_000
+
+interface Waiting {
+  readonly input: StoreInput
+  readonly done: Deferred.Deferred<Stored, UsageOverCap>
+}
 
 export const HitsRepoLive = Layer.effect(
   HitsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const store: HitsRepoShape["store"] = (input) => {
-      const h = input.hits
-      const r = input.referrals
+    /**
+     * One statement for the stores of `inputs`, which share their account, brand, channel, month,
+     * cap and flags (storeKey): store d's hits are its first limit[d], a key offered by two of
+     * them is stored for the first (what storing them one after the other would do), and each
+     * gets back what it stored.
+     */
+    const storeMany = (inputs: ReadonlyArray<StoreInput>) => {
+      const input = inputs[0]!
+      const h: Array<HitRow> = []
+      const hd: Array<number> = []
+      const hi: Array<number> = []
+      const r: Array<ReferralRow> = []
+      const rd: Array<number> = []
+      for (let d = 0; d < inputs.length; d++) {
+        const { hits, referrals } = inputs[d]!
+        for (let i = 0; i < hits.length; i++) (h.push(hits[i]!), hd.push(d), hi.push(i))
+        for (let i = 0; i < referrals.length; i++) (r.push(referrals[i]!), rd.push(d))
+      }
+      const limits = inputs.map((x) => x.limit)
+      const received = inputs.map((x) => x.receivedAt ?? null)
       const col = <A>(rows: ReadonlyArray<A>, f: (row: A) => unknown) => {
         const out = new Array(rows.length)
         for (let i = 0; i < rows.length; i++) out[i] = f(rows[i]!)
         return out
       }
+      // One store: everything the statement stored is its own. Several: the keys stored (with their
+      // time) come back, and each is the first store's that offered it (matched here: a join in the
+      // statement would run as a nested loop in its generic plan, see page_spans).
+      const stored = inputs.length === 1
+        ? sql`(select count(*) from ins)::int as stored, null::text[] as keys`
+        : sql`(select count(*) from ins)::int as stored,
+              (select array_agg(record_key || '|' || (extract(epoch from ts) * 1000000)::bigint::text) from ins) as keys`
       return sql`
         with hit_rows as (
           select * from unnest(
@@ -110,10 +158,12 @@ export const HitsRepoLive = Layer.effect(
             ${col(h, (x) => x.path)}::text[], ${col(h, (x) => x.query)}::text[], ${col(h, (x) => x.method)}::text[],
             ${col(h, (x) => x.status)}::int2[], ${col(h, (x) => x.clientIp)}::text[], ${col(h, (x) => x.country)}::text[],
             ${col(h, (x) => x.referrer)}::text[],
-            ${col(h, (x) => x.verification ?? "unverified")}::text[], ${col(h, (x) => x.verifyPending ?? false)}::bool[]
+            ${col(h, (x) => x.verification ?? "unverified")}::text[], ${col(h, (x) => x.verifyPending ?? false)}::bool[],
+            ${hd}::int4[], ${hi}::int4[]
           ) as u(record_key, ms, bot, vendor, kind, host, path, query, method, status, client_ip, country, referrer,
-                 verification, verify_pending)
-          limit ${input.limit}
+                 verification, verify_pending, d, i)
+          -- Each store's first limit[d] hits (the room it was given under the cap).
+          where u.i < (${limits}::int4[])[u.d + 1]
         ), ins as (
           insert into crawler_hits (brand_id, record_key, account_id, ts, bot, vendor, kind, host, path, query, method,
                                     status, client_ip, country, referrer, channel, verification, verify_pending, unauthenticated)
@@ -121,7 +171,7 @@ export const HitsRepoLive = Layer.effect(
                  query, method, status, client_ip, country, referrer, ${input.channel}, verification, verify_pending,
                  ${input.unauthenticated === true}
           from hit_rows
-          where (ms <> ${input.receivedAt ?? null}::float8) is true
+          where (ms <> (${received}::float8[])[d + 1]) is true
              or not exists (select 1 from crawler_hits o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = hit_rows.record_key)
           on conflict (account_id, brand_id, record_key, ts) do nothing
           returning ts, path, bot, vendor, kind, status, verification
@@ -163,16 +213,26 @@ export const HitsRepoLive = Layer.effect(
             last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
             last_error = greatest(crawler_span.last_error, excluded.last_error)
           returning span, path, bot, hits, oks, errors
+        ), span_post as (
+          -- The upserted span rows' totals by key (bot, span, path: a bot name holds no chr(1)).
+          select jsonb_object_agg(bot || chr(1) || span::text || chr(1) || path, jsonb_build_array(hits, oks, errors)) as m from spans
         ), page_spans as (
           -- The per-path totals (0006). A span row whose total after the upsert equals what this
           -- statement added was empty before: a new distinct bot of the path (of its oks, its errors).
+          -- Each delta row finds its upserted row in a map by key (span_post), not through a join:
+          -- this statement is prepared, and its generic plan, expecting a row or two from each side,
+          -- joined them in a nested loop that cost the square of the rows (1,200 x 1,200 for 400
+          -- pages: some 230 ms of a delivery of 500 hits; docs/performance.md).
           insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques, error_uniques,
                                          last_seen, last_ok, last_error)
-          select ${input.brandId}, d.span, d.path, ${input.accountId}, sum(d.h)::int, sum(d.o)::int, sum(d.e)::int,
-                 (count(*) filter (where s.hits = d.h))::int, (count(*) filter (where d.o > 0 and s.oks = d.o))::int,
-                 (count(*) filter (where d.e > 0 and s.errors = d.e))::int, max(d.ls), max(d.lo), max(d.le)
-          from span_delta d join spans s on s.span = d.span and s.path = d.path and s.bot = d.bot
-          group by d.span, d.path
+          select ${input.brandId}, x.span, x.path, ${input.accountId}, sum(x.h)::int, sum(x.o)::int, sum(x.e)::int,
+                 (count(*) filter (where (x.post ->> 0)::int = x.h))::int,
+                 (count(*) filter (where x.o > 0 and (x.post ->> 1)::int = x.o))::int,
+                 (count(*) filter (where x.e > 0 and (x.post ->> 2)::int = x.e))::int, max(x.ls), max(x.lo), max(x.le)
+          from (
+            select d.*, (select m from span_post) -> (d.bot || chr(1) || d.span::text || chr(1) || d.path) as post from span_delta d
+          ) x
+          group by x.span, x.path
           on conflict (account_id, brand_id, span, path) do update set
             hits = crawler_page_span.hits + excluded.hits, oks = crawler_page_span.oks + excluded.oks,
             errors = crawler_page_span.errors + excluded.errors, uniques = crawler_page_span.uniques + excluded.uniques,
@@ -190,9 +250,9 @@ export const HitsRepoLive = Layer.effect(
             ${col(r, (x) => x.key)}::text[], ${col(r, (x) => x.ts)}::float8[], ${col(r, (x) => x.engine)}::text[],
             ${col(r, (x) => x.referrer)}::text[], ${col(r, (x) => x.host)}::text[], ${col(r, (x) => x.path)}::text[],
             ${col(r, (x) => x.query)}::text[], ${col(r, (x) => x.method)}::text[], ${col(r, (x) => x.status)}::int2[],
-            ${col(r, (x) => x.clientIp)}::text[], ${col(r, (x) => x.country)}::text[]
-          ) as u(record_key, ms, engine, referrer, host, path, query, method, status, client_ip, country)
-          where (ms <> ${input.receivedAt ?? null}::float8) is true
+            ${col(r, (x) => x.clientIp)}::text[], ${col(r, (x) => x.country)}::text[], ${rd}::int4[]
+          ) as u(record_key, ms, engine, referrer, host, path, query, method, status, client_ip, country, d)
+          where (ms <> (${received}::float8[])[d + 1]) is true
              or not exists (select 1 from ai_referrals o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = u.record_key)
           on conflict (account_id, brand_id, record_key, ts) do nothing
         ), counted as (
@@ -203,12 +263,99 @@ export const HitsRepoLive = Layer.effect(
           on conflict (account_id, month) do update set events = monthly_usage.events + excluded.events, cap = excluded.cap
           returning events
         )
-        select (select count(*) from ins)::int as stored, (select events from counted)::int as used`.pipe(
-        // One row per delivery: decoding it costs nothing next to the statement.
-        singleRow(StoredRow),
-        Effect.catchAll((error) => isCapViolation(error) ? Effect.fail(new UsageOverCap()) : Effect.die(error))
+        select ${stored}, (select events from counted)::int as used`.pipe(
+        // One row per statement: decoding it costs nothing next to the statement.
+        singleRow(StoredRows),
+        Effect.map(({ keys, stored, used }): ReadonlyArray<Stored> => {
+          if (keys === null) return [{ stored, used }]
+          const counts = new Array<number>(inputs.length).fill(0)
+          // By key and time in microseconds (as stored); by key alone should a rounding differ.
+          const owner = new Map<string, number>()
+          const ownerOfKey = new Map<string, number>()
+          for (let i = 0; i < h.length; i++) {
+            if (hi[i]! >= limits[hd[i]!]!) continue // past its store's limit: not offered
+            const k = `${h[i]!.key}|${Math.round(h[i]!.ts * 1000)}`
+            if (!owner.has(k)) owner.set(k, hd[i]!)
+            if (!ownerOfKey.has(h[i]!.key)) ownerOfKey.set(h[i]!.key, hd[i]!)
+          }
+          for (const k of keys) {
+            const d = owner.get(k) ?? ownerOfKey.get(k.slice(0, k.lastIndexOf("|")))
+            if (d !== undefined) counts[d]!++
+          }
+          return counts.map((n) => ({ stored: n, used }))
+        }),
+        Effect.catchAll((error): Effect.Effect<never, UsageOverCap | SqlError> =>
+          isCapViolation(error) ? Effect.fail(new UsageOverCap()) : Effect.fail(error))
       )
     }
+
+    /**
+     * Stores of one account's brand wait on each other in PostgreSQL anyway: each updates the same
+     * rollup and span rows, whose locks it holds until its commit. So while IN_FLIGHT stores of a
+     * key (storeKey) run, the stores of that key that come meanwhile wait here, then go as one
+     * statement: the rows are updated once for all of them (bench/hot-account.ts). A store inside
+     * a transaction (the locked path near the cap) runs alone, in it.
+     */
+    const queues = new Map<string, { running: number; readonly waiting: Array<Waiting> }>()
+
+    /** A store run by itself (alone, or again after the statement it shared failed). */
+    const alone = (input: StoreInput): Effect.Effect<Stored, UsageOverCap> =>
+      storeMany([input]).pipe(
+        Effect.map((stored) => stored[0]!),
+        Effect.catchIf((error): error is SqlError => !(error instanceof UsageOverCap), Effect.die)
+      )
+
+    const runGroup = (group: ReadonlyArray<Waiting>): Effect.Effect<void> =>
+      Effect.flatMap(Effect.exit(storeMany(group.map((w) => w.input))), (exit) => {
+        if (Exit.isSuccess(exit)) return Effect.forEach(group, (w, d) => Deferred.succeed(w.done, exit.value[d]!), { discard: true })
+        const failure = Cause.failureOption(exit.cause)
+        // Over the cap: each goes to the locked path, as it would have alone. Anything else (an outage,
+        // data one of them made the database refuse, a defect): each is tried alone, for its own answer.
+        if (Option.isSome(failure) && failure.value instanceof UsageOverCap) {
+          const overCap = failure.value
+          return Effect.forEach(group, (w) => Deferred.fail(w.done, overCap), { discard: true })
+        }
+        return Effect.forEach(group, (w) => Deferred.complete(w.done, alone(w.input)), { discard: true })
+      })
+
+    /** After a statement of `key`: the stores that waited meanwhile go next, in the background. */
+    const next = (key: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const state = queues.get(key)
+        if (state === undefined) return Effect.void
+        state.running--
+        const waiting = state.waiting
+        if (waiting.length === 0) {
+          if (state.running === 0) queues.delete(key)
+          return Effect.void
+        }
+        state.running++
+        let hits = 0
+        let n = 0
+        while (n < waiting.length && (n === 0 || hits + waiting[n]!.input.hits.length <= GROUP_MAX_HITS)) hits += waiting[n++]!.input.hits.length
+        const group = waiting.splice(0, n)
+        return Effect.asVoid(Effect.forkDaemon(Effect.ensuring(runGroup(group), next(key))))
+      })
+
+    const store: HitsRepoShape["store"] = (input) =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) => {
+        if (Option.isSome(transaction)) return alone(input)
+        const key = storeKey(input)
+        return Effect.suspend(() => {
+          let state = queues.get(key)
+          if (state === undefined) queues.set(key, state = { running: 0, waiting: [] })
+          if (state.running >= IN_FLIGHT) {
+            const waiting = state.waiting
+            return Effect.flatMap(Deferred.make<Stored, UsageOverCap>(), (done) => {
+              waiting.push({ input, done })
+              return Deferred.await(done)
+            })
+          }
+          state.running++
+          return Effect.ensuring(alone(input), next(key))
+        })
+      })
+
 
     const spoofedCounts: HitsRepoShape["spoofedCounts"] = (brands, since, min) =>
       brands.length === 0 ? Effect.succeed([]) : sql`

@@ -120,12 +120,13 @@ export const AlertsLive = Layer.scoped(
 
     const newBots = (brandId: number, accountId: number, hits: ReadonlyArray<StoredHit>) =>
       Effect.gen(function*() {
+        // Each hit's earliest by bot first, then the seen check once per bot (not a key string per hit).
         const first = new Map<string, StoredHit>()
         for (const hit of hits) {
-          if (botsSeen.has(`${brandId}|${hit.bot}`)) continue
           const known = first.get(hit.bot)
           if (known === undefined || hit.ts < known.ts) first.set(hit.bot, hit)
         }
+        for (const bot of first.keys()) if (botsSeen.has(`${brandId}|${bot}`)) first.delete(bot)
         if (first.size === 0) return
         const candidates: Array<NewBotCandidate> = [...first.values()].map((hit) => ({
           bot: hit.bot,

@@ -182,6 +182,38 @@ for (const backend of databaseBackends()) {
       await expectLists(t, all)
     })
 
+    it("concurrent deliveries of one brand, sharing statements and records: each hit once, rollups, spans and usage exact", async () => {
+      const t = await tenant(app, "growth")
+      const b = await brandOf(t)
+      expect(await ensure(b, TODAY)).toBe("rebuilt")
+      const records = Array.from({ length: 90 }, (_, i) => ({
+        id: `shared-${i}`,
+        hit: { daysAgo: i % 3, minute: 500 + i, ua: i % 2 === 0 ? UA.gptbot : UA.claudebot, path: `/shared/${i % 4}`, status: i % 5 === 0 ? 404 : 200 }
+      }))
+      // Delivery i holds records 10i to 10i + 19: all but the first and last ten come in two deliveries.
+      const responses = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+        postBatch(app, t.key, { site_id: t.siteId, records: records.slice(10 * i, 10 * i + 20).map((r) => ({ ...toRecord(r.hit), id: r.id })) })))
+      let accepted = 0
+      for (const response of responses) {
+        expect(response.status).toBe(200)
+        accepted += ((await response.json()) as { accepted: number }).accepted
+      }
+      expect(accepted).toBe(90)
+      const [counts] = await query<{ hits: number; rollup: number; daily: number; used: number }>(app, `
+        select (select count(*)::int from crawler_hits where brand_id = $1) as hits,
+               (select sum(hits)::int from crawler_rollup where brand_id = $1) as rollup,
+               (select sum(hits)::int from crawler_daily where brand_id = $1) as daily,
+               (select sum(events)::int from monthly_usage m join brands x on x.account_id = m.account_id where x.id = $1) as used`, [b])
+      expect(counts).toEqual({ hits: 90, rollup: 90, daily: 90, used: 90 })
+      await expectExact(b, TODAY)
+      await expectLists(t, records.map((r) => r.hit))
+      // Sent again, all at once: nothing is stored twice.
+      const again = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+        postBatch(app, t.key, { site_id: t.siteId, records: records.slice(10 * i, 10 * i + 20).map((r) => ({ ...toRecord(r.hit), id: r.id })) })))
+      for (const response of again) expect(((await response.json()) as { accepted: number }).accepted).toBe(0)
+      await expectExact(b, TODAY)
+    })
+
     it("a sweep keeps the rollup days the 90-day window still holds, so the next roll subtracts them", async () => {
       const t = await tenant(app, "growth")
       const b = await brandOf(t)
