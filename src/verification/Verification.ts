@@ -361,6 +361,7 @@ export const VerificationLive = Layer.scoped(
       }
       yield* Effect.forEach(toLookUp.values(), (l) => confirm(l.raw, l.ip), { concurrency: "unbounded", discard: true })
       const updates: Array<VerdictUpdate> = []
+      const givenUp = new Set<string>()
       for (const h of hits) {
         const step = decide({
           bot: h.bot,
@@ -386,9 +387,12 @@ export const VerificationLive = Layer.scoped(
             waitingSince.set(waitKey, at)
           } else if (at - since > config.giveUpAfterMs) {
             updates.push({ brandId: h.brandId, key: h.key, verdict: "unverified" })
+            givenUp.add(waitKey)
           }
         }
       }
+      // Forgotten once given up, so a later hit from the address gets a day of its own.
+      for (const key of givenUp) waitingSince.delete(key)
       yield* repo.settle(updates)
       return updates.length
     })

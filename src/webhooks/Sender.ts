@@ -1,11 +1,11 @@
 import { Duration, Effect, Layer, Queue } from "effect"
-import { Brands } from "../brands/Brands.js"
+import { type BrandKey, Brands } from "../brands/Brands.js"
 import { Ingestion } from "../ingestion/Ingestion.js"
 import { DAY_MS } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import { Alerts, makeEvent } from "./Alerts.js"
 import { WebhooksConfig } from "./Config.js"
-import { type ClaimedDelivery, WebhooksRepo } from "./Repo.js"
+import { type ClaimedDelivery, type NewEvent, WebhooksRepo } from "./Repo.js"
 import { signatureHeader } from "./Signing.js"
 import { checkWebhookUrl, AddressResolver, pinnedTarget } from "./Ssrf.js"
 
@@ -168,38 +168,35 @@ export const AlertChecksLive = Layer.scopedDiscard(
     const brands = yield* Brands
     const ingestion = yield* Ingestion
 
+    /** One event per row whose brand still exists (a deleted brand has no slug and no alert). */
+    const emitForBrands = <R extends BrandKey>(rows: ReadonlyArray<R>, event: (row: R, slug: string) => NewEvent) =>
+      Effect.flatMap(brands.slugs(rows), (slugs) =>
+        alerts.emit(rows.flatMap((row) => {
+          const slug = slugs.get(row.brandId)
+          return slug === undefined ? [] : [event(row, slug)]
+        })))
+
     const check = Effect.gen(function*() {
       const at = yield* now
       const stalled = yield* repo.stalledChannels(new Date(at.getTime() - 7 * DAY_MS), new Date(at.getTime() - config.stallHours * 3_600_000))
-      // A brand that no longer exists has no slug and no alert.
-      const stalledSlugs = yield* brands.slugs(stalled)
-      yield* alerts.emit(stalled.flatMap((s) => {
-        const slug = stalledSlugs.get(s.brandId)
-        return slug === undefined ? [] : [
-          makeEvent(s.accountId, "ingestion.stalled", `${s.brandId}:${s.channel}:${s.lastReceivedAt.toISOString()}`, at, {
-            brand_slug: slug,
-            channel: s.channel,
-            last_received_at: s.lastReceivedAt.toISOString()
-          })
-        ]
-      }))
+      yield* emitForBrands(stalled, (s, slug) =>
+        makeEvent(s.accountId, "ingestion.stalled", `${s.brandId}:${s.channel}:${s.lastReceivedAt.toISOString()}`, at, {
+          brand_slug: slug,
+          channel: s.channel,
+          last_received_at: s.lastReceivedAt.toISOString()
+        }))
       // crawler.spoofed_surge: once per brand, bot and clock hour while the surge lasts, among the brands
       // that received deliveries in the last two hours (the verdicts are the Ingestion service's to read).
       const hour = new Date(Math.floor(at.getTime() / 3_600_000) * 3_600_000).toISOString()
       const active = yield* repo.activeBrands(new Date(at.getTime() - 2 * 3_600_000))
       const surges = yield* ingestion.spoofedCounts(active, new Date(at.getTime() - 3_600_000), config.spoofedMin)
-      const surgeSlugs = yield* brands.slugs(surges)
-      yield* alerts.emit(surges.flatMap((s) => {
-        const slug = surgeSlugs.get(s.brandId)
-        return slug === undefined ? [] : [
-          makeEvent(s.accountId, "crawler.spoofed_surge", `${s.brandId}:${s.bot}:${hour}`, at, {
-            brand_slug: slug,
-            bot: s.bot,
-            spoofed_hits: s.spoofed,
-            window_hours: 1
-          })
-        ]
-      }))
+      yield* emitForBrands(surges, (s, slug) =>
+        makeEvent(s.accountId, "crawler.spoofed_surge", `${s.brandId}:${s.bot}:${hour}`, at, {
+          brand_slug: slug,
+          bot: s.bot,
+          spoofed_hits: s.spoofed,
+          window_hours: 1
+        }))
       yield* repo.pruneHealth(new Date(at.getTime() - 30 * DAY_MS))
       // 90 days outlive every dedup key's window (a month, 35 days of citations), so no event comes back.
       yield* repo.pruneEvents(new Date(at.getTime() - 90 * DAY_MS))
