@@ -9,7 +9,7 @@
  * which deliveries then update, as in bench/growth.ts).
  *
  *   bun run bench/hot-account.ts
- *   TREES=/path/to/other,. bun run bench/hot-account.ts      (A/B: alternating rounds)
+ *   TREES=../before,. bun run bench/hot-account.ts      (A/B against another checkout, e.g. a git worktree: alternating rounds)
  *
  * BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): where the databases
  * are made (and dropped after). SERVER_BUN_OPTIONS is passed to the servers as BUN_OPTIONS (a CPU
