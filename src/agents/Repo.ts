@@ -144,24 +144,34 @@ export const AgentsRepoLive = Layer.effect(
       return out
     }
 
+    /**
+     * The crawler_span columns giving a query's hits, errors and latest hit, or null when the spans
+     * cannot answer it: they keep no verdicts (a verification filter reads the daily rollup,
+     * docs/verification.md), only 7/30/90-day windows, and no exact status codes.
+     */
+    const spanColumns = (query: PagesQuery) => {
+      const status = query.status
+      if (query.filter.verification != null) return null
+      if (!(query.days === 7 || query.days === 30 || query.days === 90) || (status !== null && status._tag === "code")) return null
+      const [h, e, ls] = status === null
+        ? ["hits", "errors", "last_seen"]
+        : status._tag === "ok"
+        ? ["oks", "0", "last_ok"]
+        : ["errors", "errors", "last_error"]
+      return { h, e, ls, where: status === null ? [] : [sql`${sql.literal(h)} > 0`] }
+    }
+
     /** Matching hits per (path, bot): h = hits, e = errors among them, ls = the latest. */
     const matching = (accountId: number, brandId: number, query: PagesQuery & { readonly paths?: ReadonlyArray<string> }) => {
       const where = [sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, ...crawlerClauses(query.filter), ...pathClauses(query)]
       if (query.paths !== undefined) where.push(sql`path = any(${query.paths}::text[])`)
       const status = query.status
-      // The spans keep no verdicts: a verification filter reads the daily rollup (docs/verification.md).
-      const spans = query.filter.verification == null
-      if (spans && (query.days === 7 || query.days === 30 || query.days === 90) && (status === null || status._tag !== "code")) {
+      const span = spanColumns(query)
+      if (span !== null) {
         // The span rows (ensureSpans made them end today).
-        const [h, e, ls] = status === null
-          ? ["hits", "errors", "last_seen"]
-          : status._tag === "ok"
-          ? ["oks", "0", "last_ok"]
-          : ["errors", "errors", "last_error"]
-        if (status !== null) where.push(sql`${sql.literal(h)} > 0`)
         return sql`
-          select path, bot, ${sql.literal(h)} as h, ${sql.literal(e)} as e, ${sql.literal(ls)} as ls
-          from crawler_span where span = ${query.days} and ${sql.and(where)}`
+          select path, bot, ${sql.literal(span.h)} as h, ${sql.literal(span.e)} as e, ${sql.literal(span.ls)} as ls
+          from crawler_span where span = ${query.days} and ${sql.and([...where, ...span.where])}`
       }
       if (status !== null) {
         where.push(
@@ -199,6 +209,30 @@ export const AgentsRepoLive = Layer.effect(
         select path, ${sql.literal(h)} as hits, ${sql.literal(e)} as errors, ${sql.literal(u)} as uniques,
                ${sql.literal(ls)} as last_seen
         from crawler_page_span where ${sql.and(where)}`
+    }
+
+    /**
+     * The bot names of one page of paths. From the spans, one index probe per path: a filter on the
+     * path list over all the brand's span rows was the plan whenever the statistics were stale.
+     */
+    const botsOfPaths = (accountId: number, brandId: number, query: PagesQuery, paths: ReadonlyArray<string>) => {
+      const span = spanColumns(query)
+      if (span === null) {
+        return sql`
+          select path, array_agg(bot order by bot collate "C") as bots
+          from (${matching(accountId, brandId, { ...query, paths })}) m group by path`.pipe(rows(PageBotsRow))
+      }
+      const where = [
+        sql`s.account_id = ${accountId}`,
+        sql`s.brand_id = ${brandId}`,
+        sql`s.span = ${query.days}`,
+        sql`s.path = p.path`,
+        ...crawlerClauses(query.filter),
+        ...span.where
+      ]
+      return sql`
+        select p.path, array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C") as bots
+        from unnest(${paths}::text[]) as p(path)`.pipe(rows(PageBotsRow))
     }
 
     const orderBy = (sort: PageSort, dir: "asc" | "desc") =>
@@ -353,9 +387,7 @@ export const AgentsRepoLive = Layer.effect(
             from (${perPath}) m
             order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`).pipe(rows(PageFiguresRow))
           const paths = figures.map((row) => row.path)
-          const names = paths.length === 0 ? [] : yield* sql`
-            select path, array_agg(bot order by bot collate "C") as bots
-            from (${matching(accountId, brandId, { ...query, paths })}) m group by path`.pipe(rows(PageBotsRow))
+          const names = paths.length === 0 ? [] : yield* botsOfPaths(accountId, brandId, query, paths)
           const botsOf = new Map(names.map((row) => [row.path, row.bots]))
           const first = figures[0]
           // Past the last page (or nothing matches) the window gave no total: count on its own.
@@ -377,9 +409,11 @@ export const AgentsRepoLive = Layer.effect(
           group by 1, 2, 3`.pipe(rows(ReferralCount), Effect.orDie),
 
       firstRollupDay: (accountId, brandId) =>
+        // "order by day limit 1" walks the (account_id, brand_id, day, ...) key to its first entry; min(day)
+        // was planned as an aggregate over every row of the brand whenever the statistics were stale.
         sql`
-          select to_char(min(day), 'YYYY-MM-DD') as day from crawler_rollup
-          where brand_id = ${brandId} and account_id = ${accountId}`.pipe(
+          select to_char(day, 'YYYY-MM-DD') as day from crawler_rollup
+          where account_id = ${accountId} and brand_id = ${brandId} order by crawler_rollup.day limit 1`.pipe(
           firstRow(DayRow),
           Effect.map(Option.match({ onNone: () => null, onSome: (row) => row.day })),
           Effect.orDie

@@ -172,7 +172,9 @@ export const HitsRepoLive = Layer.effect(
                  ${input.unauthenticated === true}
           from hit_rows
           where (ms <> (${received}::float8[])[d + 1]) is true
-             or not exists (select 1 from crawler_hits o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = hit_rows.record_key)
+             -- A scalar subquery probes the key once per row; a NOT EXISTS here could be planned as a hash
+             -- of all the brand's hits whenever the statistics say the table is small (a new account).
+             or (select 1 from crawler_hits o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = hit_rows.record_key limit 1) is null
           on conflict (account_id, brand_id, record_key, ts) do nothing
           returning ts, path, bot, vendor, kind, status, verification
         ), roll as (
@@ -253,7 +255,7 @@ export const HitsRepoLive = Layer.effect(
             ${col(r, (x) => x.clientIp)}::text[], ${col(r, (x) => x.country)}::text[], ${rd}::int4[]
           ) as u(record_key, ms, engine, referrer, host, path, query, method, status, client_ip, country, d)
           where (ms <> (${received}::float8[])[d + 1]) is true
-             or not exists (select 1 from ai_referrals o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = u.record_key)
+             or (select 1 from ai_referrals o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = u.record_key limit 1) is null
           on conflict (account_id, brand_id, record_key, ts) do nothing
         ), counted as (
           -- Last, so the usage row is locked only from here to the commit (QuotaRepo.withinCap).
