@@ -382,8 +382,10 @@ export const AgentsRepoLive = Layer.effect(
                    (count(*) over ())::int as total
             from m group by path
             order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`
+            // The count is a query of its own (run once): a window count would read every path of the
+            // window, where the default order reads only one page of them (crawler_page_span_by_hits).
             : sql`
-            select path, hits, errors, uniques, last_seen, (count(*) over ())::int as total
+            select path, hits, errors, uniques, last_seen, (select count(*)::int from (${perPath}) c) as total
             from (${perPath}) m
             order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`).pipe(rows(PageFiguresRow))
           const paths = figures.map((row) => row.path)

@@ -10,14 +10,31 @@ import { Effect, Either, Option, Schema } from "effect"
  *   sql`select ...`.pipe(firstRow(BrandRow))    Option of the first row
  *   sql`insert ... returning ...`.pipe(singleRow(CompetitorRow))   the one row a statement returns
  */
+// The decoders of each row Schema, built once: repositories call rows(...) inside their query
+// functions, and a new Schema.Array would compile a new parser for every query.
+const arrayDecoders = new WeakMap<Schema.Schema.Any, (raw: unknown) => Either.Either<ReadonlyArray<unknown>, unknown>>()
+const rowDecoders = new WeakMap<Schema.Schema.Any, (raw: unknown) => Either.Either<unknown, unknown>>()
+
+const arrayDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
+  let decode = arrayDecoders.get(schema)
+  if (decode === undefined) arrayDecoders.set(schema, decode = Schema.decodeUnknownEither(Schema.Array(schema)))
+  return decode as (raw: unknown) => Either.Either<ReadonlyArray<A>, unknown>
+}
+
+const rowDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
+  let decode = rowDecoders.get(schema)
+  if (decode === undefined) rowDecoders.set(schema, decode = Schema.decodeUnknownEither(schema))
+  return decode as (raw: unknown) => Either.Either<A, unknown>
+}
+
 export const rows = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownEither(Schema.Array(schema))
+  const decode = arrayDecoder(schema)
   return <E, R>(self: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<ReadonlyArray<A>, E, R> =>
     Effect.flatMap(self, (raw) => Either.match(decode(raw), { onLeft: Effect.die, onRight: Effect.succeed }))
 }
 
 export const firstRow = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownEither(schema)
+  const decode = rowDecoder(schema)
   return <E, R>(self: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
     Effect.flatMap(self, (raw) =>
       raw.length === 0
@@ -26,7 +43,7 @@ export const firstRow = <A, I>(schema: Schema.Schema<A, I>) => {
 }
 
 export const singleRow = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownEither(schema)
+  const decode = rowDecoder(schema)
   return <E, R>(self: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<A, E, R> =>
     Effect.flatMap(self, (raw) =>
       raw.length === 0
