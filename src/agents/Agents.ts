@@ -154,10 +154,7 @@ export const AgentsLive = Layer.effect(
       })
 
     const pagesOf = (brand: BrandRow, window: RangeWindow, query: Omit<PagesQuery, "from" | "to" | "days">) =>
-      Effect.zipRight(
-        repo.ensureSpans(brand.id, window.to),
-        repo.pages(brand.accountId, brand.id, { ...query, from: window.from, to: window.to, days: window.days })
-      )
+      repo.pages(brand.accountId, brand.id, { ...query, from: window.from, to: window.to, days: window.days })
 
     /** The TOP_PAGES most crawled paths of the window, under a crawler filter. */
     const topPagesOf = (brand: BrandRow, window: RangeWindow, filter: CrawlerFilter) =>

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
 
@@ -56,6 +56,12 @@ const PageFigures = Schema.Struct({
 /** A page of the list: with `total`, the number of paths matching (a window function over the same rows). */
 const PageFiguresRow = Schema.Struct({ ...PageFigures.fields, total: Schema.Number })
 const PageBotsRow = Schema.Struct({ path: Schema.String, bots: Schema.Array(Schema.String) })
+/** A row of the one-statement page read: the row, the total, and the day the spans end. */
+const CurrentPageRow = Schema.Struct({
+  ...PageFiguresRow.fields,
+  bots: Schema.Array(Schema.String),
+  asOf: Schema.NullOr(Schema.String)
+})
 
 export const PageRow = Schema.Struct({ ...PageFigures.fields, bots: Schema.Array(Schema.String) })
 export type PageRow = typeof PageRow.Type
@@ -98,7 +104,7 @@ export interface SweepResult {
 export interface AgentsRepoShape {
   /** Crawler hits per (day, bot, status) in [from, to], filtered. */
   readonly daily: (accountId: number, brandId: number, from: string, to: string, filter: CrawlerFilter) => Effect.Effect<ReadonlyArray<DailyRow>>
-  /** One page of the per-path list and the number of paths matching. */
+  /** One page of the per-path list and the number of paths matching; the spans it reads end `query.to` (ensureSpans). */
   readonly pages: (accountId: number, brandId: number, query: PagesQuery) => Effect.Effect<{ rows: ReadonlyArray<PageRow>; total: number }>
   /** AI referrals per (day, engine, landing path) in [from, to]. */
   readonly referrals: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<ReferralCount>>
@@ -222,17 +228,22 @@ export const AgentsRepoLive = Layer.effect(
           select path, array_agg(bot order by bot collate "C") as bots
           from (${matching(accountId, brandId, { ...query, paths })}) m group by path`.pipe(rows(PageBotsRow))
       }
+      return sql`
+        select p.path, ${botsOfPath(accountId, brandId, query, sql`p.path`)} as bots
+        from unnest(${paths}::text[]) as p(path)`.pipe(rows(PageBotsRow))
+    }
+
+    /** The sorted bot names of the span rows of one path (`path`, a column of the enclosing query). */
+    const botsOfPath = (accountId: number, brandId: number, query: PagesQuery, path: Statement.Fragment) => {
       const where = [
         sql`s.account_id = ${accountId}`,
         sql`s.brand_id = ${brandId}`,
         sql`s.span = ${query.days}`,
-        sql`s.path = p.path`,
+        sql`s.path = ${path}`,
         ...crawlerClauses(query.filter),
-        ...span.where
+        ...(spanColumns(query)?.where ?? [])
       ]
-      return sql`
-        select p.path, array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C") as bots
-        from unnest(${paths}::text[]) as p(path)`.pipe(rows(PageBotsRow))
+      return sql`array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C")`
     }
 
     const orderBy = (sort: PageSort, dir: "asc" | "desc") =>
@@ -373,8 +384,30 @@ export const AgentsRepoLive = Layer.effect(
 
       pages: (accountId, brandId, query) =>
         Effect.gen(function*() {
-          // Figures of every path and one page of them; then the bot names of that page's paths only.
           const perPath = perPathSpan(accountId, brandId, query)
+          if (perPath !== null) {
+            // The common read in one statement: a page of the window's paths, their total, the bot
+            // names of that page, and the day the spans end, all from one snapshot. Spans that end
+            // before today are moved forward and the page read again (below).
+            const page = yield* sql`
+              with page as (
+                select path, hits, errors, uniques, last_seen from (${perPath}) m
+                order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}
+              )
+              select path, hits, errors, uniques, last_seen, (select count(*)::int from (${perPath}) c) as total,
+                     ${botsOfPath(accountId, brandId, query, sql`page.path`)} as bots,
+                     (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
+                      where account_id = ${accountId} and brand_id = ${brandId}) as "asOf"
+              from page
+              order by ${orderBy(query.sort, query.dir)}`.pipe(rows(CurrentPageRow))
+            const first = page[0]
+            if (first !== undefined && first.asOf === query.to) {
+              return { total: first.total, rows: page.map(({ asOf: _, total: __, ...row }): PageRow => row) }
+            }
+          }
+          // Spans of the windows read must end today.
+          if (spanColumns(query) !== null) yield* repo.ensureSpans(brandId, query.to)
+          // Figures of every path and one page of them; then the bot names of that page's paths only.
           const figures = yield* (perPath === null
             ? sql`
             with m as (${matching(accountId, brandId, query)})
