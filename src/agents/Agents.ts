@@ -135,9 +135,12 @@ export const AgentsLive = Layer.effect(
     const config = yield* AgentsConfig
     const verification = yield* Verification
 
-    /** coverage_from = the first day the rollup is complete for the brand (docs/agents.md). */
-    const coverage = (brand: BrandRow, from: string, today: string) =>
-      Effect.map(repo.firstRollupDay(brand.accountId, brand.id), (first) => {
+    /**
+     * coverage_from = the first day the rollup is complete for the brand (docs/agents.md). A pages read
+     * answered in one statement brought the first rollup day along (`known`); otherwise it is read.
+     */
+    const coverage = (brand: BrandRow, from: string, today: string, known?: string | null) =>
+      Effect.map(known === undefined ? repo.firstRollupDay(brand.accountId, brand.id) : Effect.succeed(known), (first) => {
         const created = isoDay(brand.addedAt)
         const start = first !== null && first < created ? first : created
         const horizon = addDays(today, -(config.rollupRetentionDays - 1))
@@ -173,11 +176,11 @@ export const AgentsLive = Layer.effect(
       Effect.gen(function*() {
         const { brand, range, window } = yield* context(accountId, slug, params.range)
         const filter = filterOf(params)
-        const [daily, top, cover] = yield* Effect.all([
+        const [daily, top] = yield* Effect.all([
           repo.daily(accountId, brand.id, window.from, window.to, filter),
-          topPagesOf(brand, window, filter),
-          coverage(brand, window.from, window.to)
+          topPagesOf(brand, window, filter)
         ], { concurrency: "unbounded" })
+        const cover = yield* coverage(brand, window.from, window.to, top.firstRollupDay)
         let hits = 0
         let errors = 0
         const perDay = new Map<string, { hits: number; byKind: Map<string, number> }>()
@@ -232,18 +235,16 @@ export const AgentsLive = Layer.effect(
         const { brand, window } = yield* context(accountId, slug, params.range)
         const limit = params.limit ?? DEFAULT_PAGE_LIMIT
         const offset = params.offset ?? 0
-        const [result, cover] = yield* Effect.all([
-          pagesOf(brand, window, {
-            filter: filterOf(params),
-            folder,
-            q: nonEmpty(params.q),
-            status: parseStatus(params.status),
-            ...parseSort(params.sort, params.dir),
-            limit,
-            offset
-          }),
-          coverage(brand, window.from, window.to)
-        ], { concurrency: "unbounded" })
+        const result = yield* pagesOf(brand, window, {
+          filter: filterOf(params),
+          folder,
+          q: nonEmpty(params.q),
+          status: parseStatus(params.status),
+          ...parseSort(params.sort, params.dir),
+          limit,
+          offset
+        })
+        const cover = yield* coverage(brand, window.from, window.to, result.firstRollupDay)
         return { pages: result.rows, total: result.total, limit, offset, ...cover } satisfies Pages
       })
 

@@ -60,7 +60,8 @@ const PageBotsRow = Schema.Struct({ path: Schema.String, bots: Schema.Array(Sche
 const CurrentPageRow = Schema.Struct({
   ...PageFiguresRow.fields,
   bots: Schema.Array(Schema.String),
-  asOf: Schema.NullOr(Schema.String)
+  asOf: Schema.NullOr(Schema.String),
+  firstDay: Schema.NullOr(Schema.String)
 })
 
 export const PageRow = Schema.Struct({ ...PageFigures.fields, bots: Schema.Array(Schema.String) })
@@ -101,11 +102,21 @@ export interface SweepResult {
   readonly referrals: number
 }
 
+export interface PagesResult {
+  readonly rows: ReadonlyArray<PageRow>
+  readonly total: number
+  readonly firstRollupDay?: string | null
+}
+
 export interface AgentsRepoShape {
   /** Crawler hits per (day, bot, status) in [from, to], filtered. */
   readonly daily: (accountId: number, brandId: number, from: string, to: string, filter: CrawlerFilter) => Effect.Effect<ReadonlyArray<DailyRow>>
-  /** One page of the per-path list and the number of paths matching; the spans it reads end `query.to` (ensureSpans). */
-  readonly pages: (accountId: number, brandId: number, query: PagesQuery) => Effect.Effect<{ rows: ReadonlyArray<PageRow>; total: number }>
+  /**
+   * One page of the per-path list and the number of paths matching; the spans it reads end `query.to`
+   * (ensureSpans). When one statement answered it, that statement also read the brand's first rollup
+   * day (`firstRollupDay`, as the method of that name): the reads that need both ask once.
+   */
+  readonly pages: (accountId: number, brandId: number, query: PagesQuery) => Effect.Effect<PagesResult>
   /** AI referrals per (day, engine, landing path) in [from, to]. */
   readonly referrals: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<ReferralCount>>
   /** The first day the brand's rollup holds, or null when it holds nothing. */
@@ -245,6 +256,16 @@ export const AgentsRepoLive = Layer.effect(
       ]
       return sql`array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C")`
     }
+
+    /**
+     * The brand's first rollup day (a one-column query). "Order by day limit 1" walks the
+     * (account_id, brand_id, day, ...) key to its first entry; min(day) was planned as an aggregate
+     * over every row of the brand whenever the statistics were stale.
+     */
+    const firstRollupDayQuery = (accountId: number, brandId: number) =>
+      sql`
+        select to_char(day, 'YYYY-MM-DD') as day from crawler_rollup
+        where account_id = ${accountId} and brand_id = ${brandId} order by crawler_rollup.day limit 1`
 
     const orderBy = (sort: PageSort, dir: "asc" | "desc") =>
       sql.literal(sort === "path" ? `path collate "C" ${dir}` : `${sort} ${dir}, path collate "C" asc`)
@@ -397,12 +418,17 @@ export const AgentsRepoLive = Layer.effect(
               select path, hits, errors, uniques, last_seen, (select count(*)::int from (${perPath}) c) as total,
                      ${botsOfPath(accountId, brandId, query, sql`page.path`)} as bots,
                      (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
-                      where account_id = ${accountId} and brand_id = ${brandId}) as "asOf"
+                      where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
+                     (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
               from page
               order by ${orderBy(query.sort, query.dir)}`.pipe(rows(CurrentPageRow))
             const first = page[0]
             if (first !== undefined && first.asOf === query.to) {
-              return { total: first.total, rows: page.map(({ asOf: _, total: __, ...row }): PageRow => row) }
+              return {
+                total: first.total,
+                rows: page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => row),
+                firstRollupDay: first.firstDay
+              }
             }
           }
           // Spans of the windows read must end today.
@@ -444,11 +470,7 @@ export const AgentsRepoLive = Layer.effect(
           group by 1, 2, 3`.pipe(rows(ReferralCount), Effect.orDie),
 
       firstRollupDay: (accountId, brandId) =>
-        // "order by day limit 1" walks the (account_id, brand_id, day, ...) key to its first entry; min(day)
-        // was planned as an aggregate over every row of the brand whenever the statistics were stale.
-        sql`
-          select to_char(day, 'YYYY-MM-DD') as day from crawler_rollup
-          where account_id = ${accountId} and brand_id = ${brandId} order by crawler_rollup.day limit 1`.pipe(
+        firstRollupDayQuery(accountId, brandId).pipe(
           firstRow(DayRow),
           Effect.map(Option.match({ onNone: () => null, onSome: (row) => row.day })),
           Effect.orDie
