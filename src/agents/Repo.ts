@@ -53,10 +53,10 @@ const PageFigures = Schema.Struct({
   uniques: Schema.Number,
   last_seen: Schema.DateFromSelf
 })
-/** A page of the list: with `total`, the number of paths matching (a window function over the same rows). */
+/** A page of the list: with `total`, the number of paths matching (on every row of the page). */
 const PageFiguresRow = Schema.Struct({ ...PageFigures.fields, total: Schema.Number })
 const PageBotsRow = Schema.Struct({ path: Schema.String, bots: Schema.Array(Schema.String) })
-/** A row of the one-statement page read: the row, the total, and the day the spans end. */
+/** A row of the one-statement page read: the row, the total, the day the spans end and the brand's first rollup day. */
 const CurrentPageRow = Schema.Struct({
   ...PageFiguresRow.fields,
   bots: Schema.Array(Schema.String),
@@ -408,8 +408,8 @@ export const AgentsRepoLive = Layer.effect(
           const perPath = perPathSpan(accountId, brandId, query)
           if (perPath !== null) {
             // The common read in one statement: a page of the window's paths, their total, the bot
-            // names of that page, and the day the spans end, all from one snapshot. Spans that end
-            // before today are moved forward and the page read again (below).
+            // names of that page, the day the spans end and the brand's first rollup day, all from one
+            // snapshot. Spans that end before today are moved forward and the page read again (below).
             const page = yield* sql`
               with page as (
                 select path, hits, errors, uniques, last_seen from (${perPath}) m
