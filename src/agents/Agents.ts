@@ -5,7 +5,7 @@ import { badRequest, type BadRequest, type NotFound } from "../platform/HttpErro
 import { AGENT_KINDS, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
 import { addDays, dayList, isoDay, periodOf } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
-import type { AgentPagesResponse, AgentsResponse, AttributionResponse, SearchPerformanceResponse } from "./Api.js"
+import type { AgentPagesResponse, AgentsResponse, AttributionResponse, CrawledPage, SearchPerformanceResponse } from "./Api.js"
 import { AgentsConfig } from "./Config.js"
 import { VERDICTS } from "../verification/Verdict.js"
 import { Verification } from "../verification/Verification.js"
@@ -123,6 +123,43 @@ const byHitsThen = <A extends { hits: number }>(name: (a: A) => string) => (a: A
   b.hits - a.hits || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0)
 
 const sumInto = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n)
+
+/** A crawled page in its wire form (CrawledPage's Encoded), its keys in the schema's order. */
+export const crawledPageWire = (row: typeof CrawledPage.Type): typeof CrawledPage.Encoded => ({
+  path: row.path,
+  hits: row.hits,
+  errors: row.errors,
+  uniques: row.uniques,
+  bots: row.bots,
+  last_seen: row.last_seen.toISOString()
+})
+
+/** The pages list in its wire form (AgentPagesResponse's Encoded), its keys in the schema's order. */
+export const pagesWire = (pages: Pages): typeof AgentPagesResponse.Encoded => ({
+  pages: pages.pages.map(crawledPageWire),
+  total: pages.total,
+  limit: pages.limit,
+  offset: pages.offset,
+  retention_limited: pages.retention_limited,
+  coverage_from: pages.coverage_from
+})
+
+/**
+ * The dashboard in its wire form (AgentsResponse's Encoded), its keys in the schema's order: only the
+ * top pages' times differ from the value the service builds (already in the schema's order).
+ */
+export const dashboardWire = (dashboard: Dashboard): typeof AgentsResponse.Encoded => ({
+  range: dashboard.range,
+  filters: dashboard.filters,
+  kpis: dashboard.kpis,
+  trend: dashboard.trend,
+  breakdowns: dashboard.breakdowns,
+  top_pages: dashboard.top_pages.map(crawledPageWire),
+  tag: dashboard.tag,
+  retention_limited: dashboard.retention_limited,
+  coverage_from: dashboard.coverage_from,
+  ranges_snapshot: dashboard.ranges_snapshot
+})
 
 export const tagSnippet = (publicBase: string, siteId: string) =>
   `<script async src="${publicBase}/tag.js?site_id=${siteId}"></script>`

@@ -2,7 +2,9 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { CurrentAccount } from "../accounts/Api.js"
 import { ServerApi } from "../api.js"
-import { Agents } from "./Agents.js"
+import { encodedJson } from "../platform/FastJson.js"
+import { Agents, dashboardWire, pagesWire } from "./Agents.js"
+import { AgentPagesResponse, AgentsResponse } from "./Api.js"
 import { AppConfig } from "../platform/Config.js"
 import { AgentsConfig } from "./Config.js"
 
@@ -31,11 +33,16 @@ export const AgentsHttpLive = HttpApiBuilder.group(ServerApi, "agents", (handler
     const config = yield* AgentsConfig
     const { trustProxy } = yield* AppConfig
     return handlers
+      // The hot reads leave in their wire form, encoded once (FastJson.ts).
       .handle("dashboard", ({ path, request, urlParams }) =>
         Effect.flatMap(CurrentAccount, ({ accountId }) =>
-          agents.dashboard(accountId, path.slug, urlParams, publicBaseOf(request, config.publicUrl, trustProxy))))
+          Effect.map(
+            agents.dashboard(accountId, path.slug, urlParams, publicBaseOf(request, config.publicUrl, trustProxy)),
+            (dashboard) => encodedJson(AgentsResponse, dashboardWire(dashboard))
+          )))
       .handle("pages", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentAccount, ({ accountId }) => agents.pages(accountId, path.slug, urlParams)))
+        Effect.flatMap(CurrentAccount, ({ accountId }) =>
+          Effect.map(agents.pages(accountId, path.slug, urlParams), (pages) => encodedJson(AgentPagesResponse, pagesWire(pages)))))
       .handle("searchPerformance", ({ path, urlParams }) =>
         Effect.flatMap(CurrentAccount, ({ accountId }) => agents.searchPerformance(accountId, path.slug, urlParams.range)))
       .handle("attribution", ({ path, urlParams }) =>
