@@ -4,7 +4,8 @@ import { CurrentAccount } from "../accounts/Api.js"
 import { ServerApi } from "../api.js"
 import { PayloadTooLarge } from "../platform/HttpErrors.js"
 import { metrics } from "../platform/Metrics.js"
-import { BatchBodyLimit, DrainVerify } from "./Api.js"
+import { encodedJson } from "../platform/FastJson.js"
+import { BatchBodyLimit, DrainResponse, DrainVerify } from "./Api.js"
 import { IngestionConfig } from "./Config.js"
 import { Ingestion } from "./Ingestion.js"
 
@@ -92,6 +93,13 @@ export const IngestionHttpLive = HttpApiBuilder.group(ServerApi, "ingestion", (h
           const body = siteId === undefined || siteId.trim() === "" ? null : yield* readBody(request, config.maxBodyBytes)
           const result = yield* ingestion.drain({ accountId, siteId, signature: headers["x-drain-signature"], body, format: first(urlParams.format) })
           metrics.observeIngest("drain", result)
-          return result
+          // Every delivery of every site comes here: the answer leaves in its wire form, encoded once (FastJson.ts).
+          return encodedJson(DrainResponse, {
+            accepted: result.accepted,
+            scanned: result.scanned,
+            skipped: result.skipped,
+            monthly_used: result.monthly_used,
+            monthly_cap: result.monthly_cap
+          })
         }))
   })).pipe(Layer.provide([DrainVerifyLive, BatchBodyLimitLive]))
