@@ -53,7 +53,7 @@ const PageFigures = Schema.Struct({
   uniques: Schema.Number,
   last_seen: Schema.DateFromSelf
 })
-/** A page of the list: with `total`, the number of paths matching (on every row of the page). */
+/** A page of the list: with `total`, the number of paths matching (a window function over the same rows). */
 const PageFiguresRow = Schema.Struct({ ...PageFigures.fields, total: Schema.Number })
 const PageBotsRow = Schema.Struct({ path: Schema.String, bots: Schema.Array(Schema.String) })
 /** A row of the one-statement page read: the row, the total, the day the spans end and the brand's first rollup day. */
@@ -407,10 +407,10 @@ export const AgentsRepoLive = Layer.effect(
         Effect.gen(function*() {
           const perPath = perPathSpan(accountId, brandId, query)
           if (perPath !== null) {
-            // The common read in one statement: a page of the window's paths, their total, the bot
-            // names of that page, the day the spans end and the brand's first rollup day, all from one
-            // snapshot. Spans that end before today are moved forward and the page read again (below).
-            const page = yield* sql`
+            // One statement: a page of the window's paths, their total, the bot names of that page, the
+            // day the spans end and the brand's first rollup day, all from one snapshot. Spans that end
+            // before today are moved forward and the page read again.
+            const read = sql`
               with page as (
                 select path, hits, errors, uniques, last_seen from (${perPath}) m
                 order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}
@@ -422,39 +422,38 @@ export const AgentsRepoLive = Layer.effect(
                      (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
               from page
               order by ${orderBy(query.sort, query.dir)}`.pipe(rows(CurrentPageRow))
+            let page = yield* read
+            if (page[0]?.asOf !== query.to) {
+              yield* repo.ensureSpans(brandId, query.to)
+              page = yield* read
+            }
             const first = page[0]
-            if (first !== undefined && first.asOf === query.to) {
-              return {
-                total: first.total,
-                rows: page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => row),
-                firstRollupDay: first.firstDay
-              }
+            // Past the last page (or nothing matches) no row carries the total: count on its own (the
+            // first rollup day is then left to firstRollupDay).
+            if (first === undefined) return { total: yield* sql`select count(*)::int as n from (${perPath}) m`.pipe(countOf), rows: [] }
+            return {
+              total: first.total,
+              rows: page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => row),
+              firstRollupDay: first.firstDay
             }
           }
-          // Spans of the windows read must end today.
+          // Crawler-filtered span rows must end today too.
           if (spanColumns(query) !== null) yield* repo.ensureSpans(brandId, query.to)
           // Figures of every path and one page of them; then the bot names of that page's paths only.
-          const figures = yield* (perPath === null
-            ? sql`
+          const figures = yield* sql`
             with m as (${matching(accountId, brandId, query)})
             select path, sum(h)::int as hits, sum(e)::int as errors, count(*)::int as uniques, max(ls) as last_seen,
                    (count(*) over ())::int as total
             from m group by path
-            order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`
-            // The count is a query of its own (run once): a window count would read every path of the
-            // window, where the default order reads only one page of them (crawler_page_span_by_hits).
-            : sql`
-            select path, hits, errors, uniques, last_seen, (select count(*)::int from (${perPath}) c) as total
-            from (${perPath}) m
-            order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`).pipe(rows(PageFiguresRow))
+            order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`.pipe(rows(PageFiguresRow))
           const paths = figures.map((row) => row.path)
           const names = paths.length === 0 ? [] : yield* botsOfPaths(accountId, brandId, query, paths)
           const botsOf = new Map(names.map((row) => [row.path, row.bots]))
           const first = figures[0]
           // Past the last page (or nothing matches) the window gave no total: count on its own.
-          const total = first !== undefined ? first.total : yield* (perPath === null
-            ? sql`select count(distinct path)::int as n from (${matching(accountId, brandId, query)}) m`
-            : sql`select count(*)::int as n from (${perPath}) m`).pipe(countOf)
+          const total = first !== undefined
+            ? first.total
+            : yield* sql`select count(distinct path)::int as n from (${matching(accountId, brandId, query)}) m`.pipe(countOf)
           return {
             total,
             rows: figures.map(({ total: _, ...row }): PageRow => ({ ...row, bots: botsOf.get(row.path) ?? [] }))
