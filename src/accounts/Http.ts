@@ -4,7 +4,7 @@ import { ServerApi } from "../api.js"
 import { Accounts } from "./Accounts.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { BearerAuth, CurrentUser, SESSION_COOKIE, SessionAuth } from "./Api.js"
-import { noteAccount, RequestMeta } from "../platform/RequestMeta.js"
+import { noteAccount, recordAccount, RequestMeta } from "../platform/RequestMeta.js"
 import { AgentsConfig } from "../agents/Config.js"
 import { AppConfig } from "../platform/Config.js"
 import { ForwardedAccount } from "./Forwarded.js"
@@ -26,7 +26,7 @@ export const BearerAuthLive = Layer.effect(
           // The request log line names the account (src/platform/Middleware.ts).
           const meta = Context.getOption(context, RequestMeta)
           return Effect.map(keys.authenticate(request.headers["authorization"]), (account) => {
-            if (Option.isSome(meta) && meta.value.accountId === null) meta.value.accountId = account.accountId
+            recordAccount(meta, account.accountId)
             return account
           })
         })

@@ -10,10 +10,14 @@ export interface RequestFacts {
 /** Present while a request is served; nested in-process requests (twins, MCP tools) see the outer one. */
 export class RequestMeta extends Context.Tag("RequestMeta")<RequestMeta, RequestFacts>() {}
 
+/**
+ * Notes the authenticated account in the request's facts, when there are facts (outside a request there
+ * are none) and no account is noted yet (a nested in-process request keeps the outer one's).
+ */
+export const recordAccount = (meta: Option.Option<RequestFacts>, accountId: number): void => {
+  if (Option.isSome(meta) && meta.value.accountId === null) meta.value.accountId = accountId
+}
+
 /** Notes the authenticated account for the request log line (no-op outside a request). */
 export const noteAccount = (accountId: number) =>
-  Effect.serviceOption(RequestMeta).pipe(
-    Effect.map((meta) => {
-      if (Option.isSome(meta) && meta.value.accountId === null) meta.value.accountId = accountId
-    })
-  )
+  Effect.map(Effect.serviceOption(RequestMeta), (meta) => recordAccount(meta, accountId))
