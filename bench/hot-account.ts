@@ -17,12 +17,11 @@
  * servers' databases with its duration (log_min_duration_statement = 0), and with EXPLAIN=1 the plans of those over
  * 5 ms (auto_explain: actual times, buffers, trigger times).
  */
-import { spawn } from "bun"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import postgres from "postgres"
-import { drainBody, freshDatabase, loadAverage, seedAccount, treeCpuMs } from "./support.js"
+import { drainBody, freshDatabase, loadAverage, seedAccount, startServer, treeCpuMs } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const TREES = (process.env.TREES ?? ".").split(",").map((t) => resolve(t))
@@ -32,8 +31,6 @@ const RECORDS = Number(process.env.RECORDS ?? 500)
 const PATHS = Number(process.env.PATHS ?? 400)
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 4)
 const PORT = Number(process.env.PORT ?? 40622)
-
-const pinned = (argv: Array<string>) => (Bun.which("taskset") === null ? argv : ["taskset", "-c", "0", ...argv])
 
 const startTree = async (tree: string, port: number) => {
   const db = await freshDatabase(adminUrl, "aiv_bench_hot")
@@ -51,33 +48,8 @@ const startTree = async (tree: string, port: number) => {
     await admin.end()
   }
   const dataDir = mkdtempSync(join(tmpdir(), "aiv-bench-hot-"))
-  const proc = spawn(pinned(["bun", "run", "src/app/main.ts"]), {
-    cwd: tree,
-    env: {
-      ...process.env,
-      DATABASE_URL: db.url,
-      DATA_DIR: dataDir,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      RATE_LIMIT_API_KEY: "1000000000/1",
-      RATE_LIMIT_API_IP: "1000000000/1",
-      RATE_LIMIT_AUTH_IP: "1000/1",
-      LOG_REQUESTS: "false",
-      ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {})
-    },
-    stdout: "ignore",
-    stderr: "inherit"
-  })
-  const base = `http://127.0.0.1:${port}`
-  for (let i = 0; ; i++) {
-    if (proc.exitCode !== null || i > 600) throw new Error(`server of ${tree} did not come up`)
-    try {
-      if ((await fetch(`${base}/healthz`)).ok) break
-    } catch {
-      // not up yet
-    }
-    await Bun.sleep(100)
-  }
+  const server = await startServer({ DATABASE_URL: db.url, DATA_DIR: dataDir }, port, 0, tree)
+  const { base, proc } = server
   const { key, sites } = await seedAccount(base, db.url, ["hot"])
   // A read first, as in bench/growth.ts: it makes the brand's 7/30/90-day spans, which every
   // delivery then keeps up to date.
@@ -92,8 +64,7 @@ const startTree = async (tree: string, port: number) => {
     await r.arrayBuffer()
   }
   const stop = async () => {
-    proc.kill("SIGTERM")
-    await proc.exited
+    await server.stop()
     await db.drop()
     rmSync(dataDir, { recursive: true, force: true })
   }

@@ -31,10 +31,14 @@ export interface Server {
   readonly stop: () => Promise<number>
 }
 
-/** `bun run src/app/main.ts` with these settings (rate limits far above the load unless given). */
-export const startServer = async (env: Record<string, string>, port: number, core?: number): Promise<Server> => {
+/**
+ * `bun run src/app/main.ts` of the checkout `cwd` (default: this one) with these settings (rate
+ * limits far above the load unless given), pinned to `core` when given and taskset is present.
+ */
+export const startServer = async (env: Record<string, string>, port: number, core?: number, cwd?: string): Promise<Server> => {
   const argv = ["bun", "run", "src/app/main.ts"]
   const proc = spawn(core === undefined || Bun.which("taskset") === null ? argv : ["taskset", "-c", String(core), ...argv], {
+    ...(cwd === undefined ? {} : { cwd }),
     env: {
       ...process.env,
       HOST: "127.0.0.1",

@@ -358,7 +358,6 @@ export const HitsRepoLive = Layer.effect(
         })
       })
 
-
     const spoofedCounts: HitsRepoShape["spoofedCounts"] = (brands, since, min) =>
       brands.length === 0 ? Effect.succeed([]) : sql`
         select k.account_id::int as "accountId", k.brand_id::int as "brandId", s.bot, s.spoofed
