@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Effect } from "effect"
 import { AgentsRepo, AgentsRepoLive, type SpanUpdate, type SweepResult } from "../../src/agents/Repo.js"
 import { bearer, databaseBackends, makeTestApp, type TestApp } from "../helpers/app.js"
-import { postBatch, query, tenant, type Tenant } from "../ingestion/fixtures.js"
+import { postBatch, query, storedCounts, tenant, type Tenant } from "../ingestion/fixtures.js"
 import { expectedPages, HITS, type Hit, NOW, type Params, query as search, toRecord, UA } from "./fixtures.js"
 
 /**
@@ -199,12 +199,7 @@ for (const backend of databaseBackends()) {
         accepted += ((await response.json()) as { accepted: number }).accepted
       }
       expect(accepted).toBe(90)
-      const [counts] = await query<{ hits: number; rollup: number; daily: number; used: number }>(app, `
-        select (select count(*)::int from crawler_hits where brand_id = $1) as hits,
-               (select sum(hits)::int from crawler_rollup where brand_id = $1) as rollup,
-               (select sum(hits)::int from crawler_daily where brand_id = $1) as daily,
-               (select sum(events)::int from monthly_usage m join brands x on x.account_id = m.account_id where x.id = $1) as used`, [b])
-      expect(counts).toEqual({ hits: 90, rollup: 90, daily: 90, used: 90 })
+      expect(await storedCounts(app, b)).toEqual({ hits: 90, rollup: 90, daily: 90, used: 90 })
       await expectExact(b, TODAY)
       await expectLists(t, records.map((r) => r.hit))
       // Sent again, all at once: nothing is stored twice.

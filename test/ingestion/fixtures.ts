@@ -138,6 +138,18 @@ export const setPlan = (app: TestApp, email: string, plan: string) =>
 export const query = <A = Record<string, unknown>>(app: TestApp, text: string, params: ReadonlyArray<unknown> = []) =>
   app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<any>(text, params)).pipe(Effect.orDie) as Effect.Effect<ReadonlyArray<A>>)
 
+/**
+ * A brand's stored hits counted in each place that counts them: the raw hits, the rollup, the daily
+ * rollup and its account's usage (one month in the tests that use it). Equal when nothing was lost or
+ * counted twice.
+ */
+export const storedCounts = async (app: TestApp, brandId: number) =>
+  (await query<{ hits: number; rollup: number; daily: number; used: number }>(app, `
+    select (select count(*)::int from crawler_hits where brand_id = $1) as hits,
+           (select sum(hits)::int from crawler_rollup where brand_id = $1) as rollup,
+           (select sum(hits)::int from crawler_daily where brand_id = $1) as daily,
+           (select sum(events)::int from monthly_usage m join brands x on x.account_id = m.account_id where x.id = $1) as used`, [brandId]))[0]!
+
 export const drainUrl = (siteId: string, extra = "") => `/api/public/v1/agents/ingest/drain?site_id=${siteId}${extra}`
 
 export const postDrain = (

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { type HitRow, HitsRepo, type StoreInput } from "../../src/ingestion/HitsRepo.js"
 import { monthStart } from "../../src/platform/Days.js"
 import { databaseBackends, makeTestApp, type TestApp } from "../helpers/app.js"
-import { query, tenant } from "./fixtures.js"
+import { query, storedCounts, tenant } from "./fixtures.js"
 
 /**
  * Stores of one brand that come while two run share the next statement (HitsRepo): each store's
@@ -73,12 +73,7 @@ for (const backend of databaseBackends()) {
       // Keys 20..34, offered by three stores: each stored once, counted for exactly one of them.
       expect(stored[2]! + stored[3]! + stored[5]!).toBe(15)
       expect(stored[3]).toBeGreaterThanOrEqual(5)
-      const [counts] = await query<{ hits: number; rollup: number; daily: number; used: number }>(app, `
-        select (select count(*)::int from crawler_hits where brand_id = $1) as hits,
-               (select sum(hits)::int from crawler_rollup where brand_id = $1) as rollup,
-               (select sum(hits)::int from crawler_daily where brand_id = $1) as daily,
-               (select events::int from monthly_usage where account_id = $2) as used`, [brand, account])
-      expect(counts).toEqual({ hits: 34, rollup: 34, daily: 34, used: 34 })
+      expect(await storedCounts(app, brand)).toEqual({ hits: 34, rollup: 34, daily: 34, used: 34 })
       expect(Math.max(...results.map((r) => r.used ?? 0))).toBe(34)
     })
   })
