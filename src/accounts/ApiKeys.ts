@@ -1,7 +1,7 @@
-import { Context, Deferred, Duration, Effect, Exit, Layer, Option, Schedule, Stream } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Option, Schedule } from "effect"
 import { AppConfig } from "../platform/Config.js"
 import { badRequest, notFound, PlanLimitReached, type BadRequest, type NotFound, Unauthorized } from "../platform/HttpErrors.js"
-import { Database } from "../platform/Sql.js"
+import { Invalidations, makeInvalidatedCache } from "../platform/Invalidations.js"
 import { now } from "../platform/Time.js"
 import { ApiKeysRepo, type ApiKeyRow, type KeyLookup } from "./KeysRepo.js"
 import { displayPrefix, KEY_PREFIX, KeyHashing } from "./KeyHashing.js"
@@ -36,14 +36,8 @@ export interface ApiKeysShape {
 
 export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, ApiKeysShape>() {}
 
-export const REVOCATION_CHANNEL = "aiv_api_key_revoked"
-/** Besides key hashes, the channel carries each process's probe of its own LISTEN and revoke acks. */
-const PROBE_PREFIX = "probe:"
-const ACK_PREFIX = "ack:"
 const NAME_MAX = 80
 const CACHE_MAX = 100_000
-/** How long a revoke waits for the other server processes to confirm they dropped the key. */
-const ACK_WAIT = Duration.seconds(2)
 
 const MISSING = new Unauthorized({ error: "missing Authorization header" })
 const NOT_BEARER = new Unauthorized({ error: "Authorization must be Bearer <token>" })
@@ -51,39 +45,11 @@ const EMPTY = new Unauthorized({ error: "empty bearer token" })
 const INVALID = new Unauthorized({ error: "invalid API key" })
 
 /**
- * Keys by hash, kept in process so the bearer check costs no query on the hot path.
- * A revoke deletes the entry at once here and, through NOTIFY, in every other server
+ * Keys by hash, kept in process so the bearer check costs no query on the hot path. A revoke
+ * deletes the entry at once here and, through the invalidation channel, in every other server
  * process; unknown hashes are cached too (a key cannot be guessed before it exists).
  */
-const makeKeyCache = () => {
-  const entries = new Map<string, KeyLookup | null>()
-  // Bumped by every invalidation: a database read that began before one may be older than it,
-  // so its answer is not cached (else a revoke landing during the read would be undone).
-  let generation = 0
-  return {
-    get: (hash: string) => entries.get(hash),
-    generation: () => generation,
-    /** Caches `value` unless an invalidation happened since `readAt` (a generation()). */
-    set: (hash: string, value: KeyLookup | null, readAt: number) => {
-      if (readAt !== generation) return
-      if (entries.size >= CACHE_MAX) entries.clear()
-      entries.set(hash, value)
-    },
-    /** The cached key has a last use in the database now. */
-    markUsed: (hash: string) => {
-      const entry = entries.get(hash)
-      if (entry) entries.set(hash, { ...entry, used: true })
-    },
-    delete: (hash: string) => {
-      generation++
-      entries.delete(hash)
-    },
-    clear: () => {
-      generation++
-      entries.clear()
-    }
-  }
-}
+const makeKeyCache = () => makeInvalidatedCache<string, KeyLookup | null>(CACHE_MAX)
 
 const view = (row: ApiKeyRow, pendingLastUsed: Date | undefined): ApiKeyView => ({
   id: row.id,
@@ -102,7 +68,7 @@ export const ApiKeysLive = Layer.scoped(
     const accounts = yield* AccountsRepo
     const hashing = yield* KeyHashing
     const config = yield* AppConfig
-    const database = yield* Database
+    const invalidations = yield* Invalidations
     const cache = makeKeyCache()
     /** key id -> last use not yet written: at most one write per key per flush interval. */
     const pendingLastUsed = new Map<string, Date>()
@@ -121,58 +87,8 @@ export const ApiKeysLive = Layer.scoped(
     )
     yield* Effect.addFinalizer(() => flushLastUsed.pipe(Effect.catchAllCause(Effect.logWarning)))
 
-    // Other processes' revokes. The cache is trusted only while the LISTEN is known to be live:
-    // after each (re)subscription a probe of our own must come back through it, and only then is
-    // the cache cleared (dropping whatever was cached while deaf) and filled again. Until then
-    // every bearer check reads the database, so a missed notification cannot keep a revoked key.
-    const probe = `${PROBE_PREFIX}${crypto.randomUUID()}`
-    let listening = false
-    const heard = yield* Deferred.make<void>()
-    /** Revokes of this process waiting for the other processes to confirm (key hash -> waiters). */
-    const awaitingAcks = new Map<string, Array<{ readonly pending: Set<string>; readonly done: Deferred.Deferred<void> }>>()
-    yield* database.listen(REVOCATION_CHANNEL).pipe(
-      Stream.runForEach((payload) => {
-        if (payload === probe) {
-          if (!listening) cache.clear()
-          listening = true
-          Deferred.unsafeDone(heard, Exit.void)
-          return Effect.void
-        }
-        if (payload.startsWith(ACK_PREFIX)) {
-          // "ack:<instance>:<key hash>": that process has dropped the key from its cache.
-          const rest = payload.slice(ACK_PREFIX.length)
-          const colon = rest.indexOf(":")
-          const from = rest.slice(0, colon)
-          for (const waiter of awaitingAcks.get(rest.slice(colon + 1)) ?? []) {
-            waiter.pending.delete(from)
-            if (waiter.pending.size === 0) Deferred.unsafeDone(waiter.done, Exit.void)
-          }
-          return Effect.void
-        }
-        // Another process's probe.
-        if (payload.startsWith(PROBE_PREFIX)) return Effect.void
-        cache.delete(payload)
-        // Tell the revoking process this one will not answer from its cache any more.
-        return database.notify(REVOCATION_CHANNEL, `${ACK_PREFIX}${database.instanceId}:${payload}`).pipe(
-          Effect.catchAllCause(() => Effect.void),
-          Effect.forkDaemon,
-          Effect.asVoid
-        )
-      }),
-      Effect.zipLeft(Effect.fail("listen ended")),
-      Effect.onExit(() => Effect.sync(() => (listening = false))),
-      Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
-      Effect.catchAllCause(Effect.logWarning),
-      Effect.forkScoped
-    )
-    // Sends the probe while not (yet, or no longer) listening.
-    yield* Effect.suspend(() => (listening ? Effect.void : database.notify(REVOCATION_CHANNEL, probe))).pipe(
-      Effect.catchAllCause(() => Effect.void),
-      Effect.repeat(Schedule.spaced(Duration.millis(100))),
-      Effect.forkScoped
-    )
-    // Serve once listening (or after 5 s without: checks then read the database until it is).
-    yield* Deferred.await(heard).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
+    // Revokes of other processes; the cache is trusted only while the channel is live (Invalidations.ts).
+    invalidations.register({ onPayload: cache.delete, onLive: cache.clear })
 
     const lookup = (hash: string) => {
       const cached = cache.get(hash)
@@ -180,7 +96,7 @@ export const ApiKeysLive = Layer.scoped(
       const readAt = cache.generation()
       return Effect.map(repo.findByHash(hash), (found) => {
         const value = Option.getOrNull(found)
-        if (listening) cache.set(hash, value, readAt)
+        if (invalidations.live()) cache.set(hash, value, readAt)
         return value
       })
     }
@@ -207,7 +123,7 @@ export const ApiKeysLive = Layer.scoped(
         return repo.touch([{ id: key.id, at }]).pipe(
           Effect.exit,
           Effect.map((written) => {
-            if (Exit.isSuccess(written)) cache.markUsed(hash)
+            if (Exit.isSuccess(written)) cache.update(hash, (entry) => entry && { ...entry, used: true })
             return current
           })
         )
@@ -267,26 +183,8 @@ export const ApiKeysLive = Layer.scoped(
         )
         cache.delete(row.keyHash)
         // Effective on the next request in every process: the revoke answers once each other live
-        // process has dropped the key (its ack), or after ACK_WAIT (a process whose LISTEN is down
-        // does not trust its cache anyway, and reads the database).
-        const peers = yield* database.peers(REVOCATION_CHANNEL).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
-        // Registered before the notification goes out, so no ack can come first.
-        const waiter = peers.length === 0 ? undefined : { pending: new Set(peers), done: yield* Deferred.make<void>() }
-        if (waiter !== undefined) awaitingAcks.set(row.keyHash, [...(awaitingAcks.get(row.keyHash) ?? []), waiter])
-        yield* database.notify(REVOCATION_CHANNEL, row.keyHash).pipe(
-          Effect.catchAllCause(Effect.logWarning)
-        )
-        if (waiter !== undefined) {
-          yield* Deferred.await(waiter.done).pipe(
-            Effect.timeout(ACK_WAIT),
-            Effect.catchAll(() => Effect.logWarning(`revoke: no confirmation from ${waiter.pending.size} server process(es)`)),
-            Effect.ensuring(Effect.sync(() => {
-              const left = (awaitingAcks.get(row.keyHash) ?? []).filter((w) => w !== waiter)
-              if (left.length === 0) awaitingAcks.delete(row.keyHash)
-              else awaitingAcks.set(row.keyHash, left)
-            }))
-          )
-        }
+        // process has dropped the key.
+        yield* invalidations.publish(row.keyHash)
         return view(row, pendingLastUsed.get(row.id))
       })
 

@@ -31,6 +31,7 @@ import { Spool, SpoolLive } from "../ingestion/Spool.js"
 import { AppConfig, AppConfigLive } from "../platform/Config.js"
 import { MigratedSqlLive } from "../platform/Database.js"
 import type { Database } from "../platform/Sql.js"
+import { Invalidations, InvalidationsLive } from "../platform/Invalidations.js"
 import { apiErrorTags } from "../platform/Edge.js"
 import { Lifecycle, LifecycleLive } from "../platform/Lifecycle.js"
 import { edgeMiddleware } from "../platform/Middleware.js"
@@ -88,7 +89,7 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
 
 export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
   | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | RequestLog | ReadinessChecks | Verification | VerificationConfig | Resolver | AgentCatalog
-  | Alerts | Webhooks | WebhooksConfig | AddressResolver
+  | Alerts | Webhooks | WebhooksConfig | AddressResolver | Invalidations
 export type Infrastructure = AppConfig | Database
 
 /** Domain services over the repositories. */
@@ -152,7 +153,8 @@ export const makeServices = <E, R>(options: {
     Layer.provideMerge(visibility),
     Layer.provideMerge(agents),
     // Rate limits (in process, or Redis with REDIS_URL) and the in-flight count of graceful shutdown.
-    Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive, RequestLogLive))
+    // The invalidation channel of the in-process caches (API keys, brand lists).
+    Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive, RequestLogLive, InvalidationsLive))
   )
   // Webhook endpoints, the background sender and the alert checks (docs/webhooks.md).
   return Layer.mergeAll(SenderLive, AlertChecksLive).pipe(

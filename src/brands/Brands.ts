@@ -11,6 +11,7 @@ import {
   type Forbidden,
   type NotFound
 } from "../platform/HttpErrors.js"
+import { Invalidations, makeInvalidatedCache } from "../platform/Invalidations.js"
 import { LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
 import type { Brand, PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
@@ -99,8 +100,16 @@ export const normalizeDomain = (input: string): Option.Option<string> => {
 const cleanAliases = (aliases: ReadonlyArray<string> | undefined) =>
   Array.from(new Set((aliases ?? []).map((alias) => alias.trim()).filter((alias) => alias !== "")))
 
+/** An account's brands (oldest first) with its plan's cap. */
+export interface BrandList {
+  readonly brands: ReadonlyArray<BrandView>
+  readonly count: number
+  readonly limit: number
+}
+
 export interface BrandsShape {
-  readonly list: (accountId: number) => Effect.Effect<{ brands: ReadonlyArray<BrandView>; count: number; limit: number }>
+  /** From memory while the invalidation channel is live (docs/performance.md "Brand lists in memory"). */
+  readonly list: (accountId: number) => Effect.Effect<BrandList>
   readonly get: (accountId: number, slug: string) => Effect.Effect<BrandView, NotFound>
   /** The stored row, for other domains that need a brand's full record. */
   readonly row: (accountId: number, slug: string) => Effect.Effect<BrandRow, NotFound>
@@ -155,12 +164,51 @@ const SITE_FOREIGN = forbidden("site_id not owned by this account")
 export class Brands extends Context.Tag("Brands")<Brands, BrandsShape>() {}
 
 const BRAND_NOT_FOUND = notFound("brand not found")
+/** The invalidation payloads of the brand lists (sent by the triggers of the brands, accounts and plans tables). */
+const LIST_PAYLOAD = "brands:"
+/** The brands held in one process's cached lists at most (a list weighs its brands plus one). */
+const CACHED_BRANDS_MAX = 100_000
 
 export const BrandsLive = Layer.effect(
   Brands,
   Effect.gen(function*() {
     const repo = yield* BrandsRepo
     const accounts = yield* Accounts
+    const invalidations = yield* Invalidations
+
+    // The lists GET /brands and GET /brands/{slug} answer from: every change to what they hold
+    // notifies the invalidation channel at its commit, whoever makes it (migrations/0016).
+    const lists = makeInvalidatedCache<number, BrandList>(CACHED_BRANDS_MAX, (list) => list.count + 1)
+    invalidations.register({
+      onPayload: (payload) => {
+        if (!payload.startsWith(LIST_PAYLOAD)) return
+        const account = payload.slice(LIST_PAYLOAD.length)
+        if (account === "*") lists.clear()
+        else lists.delete(Number(account))
+      },
+      onLive: lists.clear
+    })
+
+    const list: BrandsShape["list"] = (accountId) => {
+      const cached = lists.get(accountId)
+      if (cached !== undefined) return Effect.succeed(cached)
+      const readAt = lists.generation()
+      return Effect.map(repo.list(accountId), ({ brands, limit }) => {
+        const value: BrandList = { brands: brands.map(brandView), count: brands.length, limit }
+        if (invalidations.live()) lists.set(accountId, value, readAt)
+        return value
+      })
+    }
+
+    /**
+     * After a change to an account's list made here: gone from this process's cache at once, and
+     * from every other process's before the change answers (its trigger's notification confirmed).
+     */
+    const listChanged = (accountId: number) =>
+      Effect.suspend(() => {
+        lists.delete(accountId)
+        return invalidations.barrier
+      })
 
     const row: BrandsShape["row"] = (accountId, slug) =>
       Effect.flatMap(
@@ -178,13 +226,12 @@ export const BrandsLive = Layer.effect(
       })
 
     return {
-      list: (accountId) =>
-        Effect.map(repo.list(accountId), ({ brands, limit }) => ({
-          brands: brands.map(brandView),
-          count: brands.length,
-          limit
-        })),
-      get: (accountId, slug) => Effect.map(row(accountId, slug), brandView),
+      list,
+      get: (accountId, slug) =>
+        Effect.flatMap(list(accountId), ({ brands }) => {
+          const brand = brands.find((candidate) => candidate.brand_slug === slug)
+          return brand === undefined ? Effect.fail(BRAND_NOT_FOUND) : Effect.succeed(brand)
+        }),
       row,
       rows: (accountId) => Effect.map(repo.list(accountId), (list) => list.brands),
       competitors: repo.competitors,
@@ -217,7 +264,7 @@ export const BrandsLive = Layer.effect(
               }).pipe(Effect.catchTag("SlugTaken", () => Effect.fail(conflict("brand_slug already exists"))))
               return brandView(created)
             })
-          )
+          ).pipe(Effect.tap(() => listChanged(accountId)))
         }),
       addCompetitor: (accountId, slug, input) =>
         Effect.gen(function*() {
