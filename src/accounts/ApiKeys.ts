@@ -88,7 +88,7 @@ export const ApiKeysLive = Layer.scoped(
     yield* Effect.addFinalizer(() => flushLastUsed.pipe(Effect.catchAllCause(Effect.logWarning)))
 
     // Revokes of other processes; the cache is trusted only while the channel is live (Invalidations.ts).
-    invalidations.register({ onPayload: cache.delete, onLive: cache.clear })
+    invalidations.register({ prefix: "", onPayload: cache.delete, onLive: cache.clear })
 
     const lookup = (hash: string) => {
       const cached = cache.get(hash)

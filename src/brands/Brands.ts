@@ -108,7 +108,10 @@ export interface BrandList {
 }
 
 export interface BrandsShape {
-  /** From memory while the invalidation channel is live (docs/performance.md "Brand lists in memory"). */
+  /**
+   * list, get, row and rows read the account's brands from memory while the invalidation channel is
+   * live (docs/decisions.md "Brands, competitors, prompts").
+   */
   readonly list: (accountId: number) => Effect.Effect<BrandList>
   readonly get: (accountId: number, slug: string) => Effect.Effect<BrandView, NotFound>
   /** The stored row, for other domains that need a brand's full record. */
@@ -166,8 +169,14 @@ export class Brands extends Context.Tag("Brands")<Brands, BrandsShape>() {}
 const BRAND_NOT_FOUND = notFound("brand not found")
 /** The invalidation payloads of the brand lists (sent by the triggers of the brands, accounts and plans tables). */
 const LIST_PAYLOAD = "brands:"
-/** The brands held in one process's cached lists at most (a list weighs its brands plus one). */
+/** The brands held in one process's cache at most (an account weighs its brands plus one). */
 const CACHED_BRANDS_MAX = 100_000
+
+/** An account's brands as stored (other domains' reads) and as listed (the API's). */
+interface CachedBrands {
+  readonly rows: ReadonlyArray<BrandRow>
+  readonly list: BrandList
+}
 
 export const BrandsLive = Layer.effect(
   Brands,
@@ -176,45 +185,42 @@ export const BrandsLive = Layer.effect(
     const accounts = yield* Accounts
     const invalidations = yield* Invalidations
 
-    // The lists GET /brands and GET /brands/{slug} answer from: every change to what they hold
-    // notifies the invalidation channel at its commit, whoever makes it (migrations/0016).
-    const lists = makeInvalidatedCache<number, BrandList>(CACHED_BRANDS_MAX, (list) => list.count + 1)
+    // Each account's brands as stored and as listed, read by GET /brands, GET /brands/{slug} and every
+    // brand-scoped read (row, rows): every change to what they hold notifies the invalidation channel
+    // at its commit, whoever makes it (migrations/0016_brand_list_invalidation.sql).
+    const accountsBrands = makeInvalidatedCache<number, CachedBrands>(CACHED_BRANDS_MAX, (cached) => cached.rows.length + 1)
     invalidations.register({
-      onPayload: (payload) => {
-        if (!payload.startsWith(LIST_PAYLOAD)) return
-        const account = payload.slice(LIST_PAYLOAD.length)
-        if (account === "*") lists.clear()
-        else lists.delete(Number(account))
-      },
-      onLive: lists.clear
+      prefix: LIST_PAYLOAD,
+      onPayload: (account) => (account === "*" ? accountsBrands.clear() : accountsBrands.delete(Number(account))),
+      onLive: accountsBrands.clear
     })
 
-    const list: BrandsShape["list"] = (accountId) => {
-      const cached = lists.get(accountId)
+    const brandsOf = (accountId: number): Effect.Effect<CachedBrands> => {
+      const cached = accountsBrands.get(accountId)
       if (cached !== undefined) return Effect.succeed(cached)
-      const readAt = lists.generation()
+      const readAt = accountsBrands.generation()
       return Effect.map(repo.list(accountId), ({ brands, limit }) => {
-        const value: BrandList = { brands: brands.map(brandView), count: brands.length, limit }
-        if (invalidations.live()) lists.set(accountId, value, readAt)
+        const value: CachedBrands = { rows: brands, list: { brands: brands.map(brandView), count: brands.length, limit } }
+        if (invalidations.live()) accountsBrands.set(accountId, value, readAt)
         return value
       })
     }
 
     /**
-     * After a change to an account's list made here: gone from this process's cache at once, and
+     * After a change to an account's brands made here: gone from this process's cache at once, and
      * from every other process's before the change answers (its trigger's notification confirmed).
      */
-    const listChanged = (accountId: number) =>
+    const brandsChanged = (accountId: number) =>
       Effect.suspend(() => {
-        lists.delete(accountId)
+        accountsBrands.delete(accountId)
         return invalidations.barrier
       })
 
     const row: BrandsShape["row"] = (accountId, slug) =>
-      Effect.flatMap(
-        repo.get(accountId, slug),
-        Option.match({ onNone: () => Effect.fail(BRAND_NOT_FOUND), onSome: Effect.succeed })
-      )
+      Effect.flatMap(brandsOf(accountId), ({ rows }) => {
+        const found = rows.find((candidate) => candidate.slug === slug)
+        return found === undefined ? Effect.fail(BRAND_NOT_FOUND) : Effect.succeed(found)
+      })
 
     const planLimit = (plan: { id: string }, count: number, limit: number, what: string) =>
       new PlanLimitReached({
@@ -226,14 +232,14 @@ export const BrandsLive = Layer.effect(
       })
 
     return {
-      list,
+      list: (accountId) => Effect.map(brandsOf(accountId), (cached) => cached.list),
       get: (accountId, slug) =>
-        Effect.flatMap(list(accountId), ({ brands }) => {
-          const brand = brands.find((candidate) => candidate.brand_slug === slug)
+        Effect.flatMap(brandsOf(accountId), ({ list }) => {
+          const brand = list.brands.find((candidate) => candidate.brand_slug === slug)
           return brand === undefined ? Effect.fail(BRAND_NOT_FOUND) : Effect.succeed(brand)
         }),
       row,
-      rows: (accountId) => Effect.map(repo.list(accountId), (list) => list.brands),
+      rows: (accountId) => Effect.map(brandsOf(accountId), (cached) => cached.rows),
       competitors: repo.competitors,
       create: (accountId, input) =>
         Effect.gen(function*() {
@@ -264,7 +270,7 @@ export const BrandsLive = Layer.effect(
               }).pipe(Effect.catchTag("SlugTaken", () => Effect.fail(conflict("brand_slug already exists"))))
               return brandView(created)
             })
-          ).pipe(Effect.tap(() => listChanged(accountId)))
+          ).pipe(Effect.tap(() => brandsChanged(accountId)))
         }),
       addCompetitor: (accountId, slug, input) =>
         Effect.gen(function*() {
@@ -313,6 +319,7 @@ export const BrandsLive = Layer.effect(
           const brand = yield* row(accountId, slug)
           const value = secret === null || secret === undefined || secret.trim() === "" ? null : secret.trim()
           yield* repo.setDrainSecret(accountId, brand.id, value)
+          yield* brandsChanged(accountId)
         }),
       findSite: (siteId) => (isSiteId(siteId) ? repo.findBySiteId(siteId.toLowerCase()) : Effect.succeed(Option.none())),
       bySiteId: (accountId, siteId) =>

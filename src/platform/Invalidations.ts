@@ -28,6 +28,11 @@ const SYNC_PREFIX = "sync:"
 const ACK_WAIT = Duration.seconds(2)
 
 export interface InvalidationHandler {
+  /**
+   * The payloads this handler takes: those starting with `prefix` (and handed on without it); the
+   * empty prefix takes those no other handler's prefix matches (the API keys' bare hashes).
+   */
+  readonly prefix: string
   /** A payload from any process (this one too), in commit order. */
   readonly onPayload: (payload: string) => void
   /** The LISTEN is live again after being down or new: drop everything cached. */
@@ -68,6 +73,12 @@ export const InvalidationsLive = Layer.scoped(
     /** Changes of this process waiting for the other processes to confirm (payload -> waiters). */
     const awaitingAcks = new Map<string, Array<Waiter>>()
 
+    const dispatch = (payload: string) => {
+      const prefixed = handlers.filter((handler) => handler.prefix !== "" && payload.startsWith(handler.prefix))
+      const takers = prefixed.length > 0 ? prefixed : handlers.filter((handler) => handler.prefix === "")
+      for (const handler of takers) handler.onPayload(payload.slice(handler.prefix.length))
+    }
+
     const confirm = (payload: string) =>
       database.notify(INVALIDATION_CHANNEL, `${ACK_PREFIX}${database.instanceId}:${payload}`).pipe(
         Effect.catchAllCause(() => Effect.void),
@@ -96,7 +107,7 @@ export const InvalidationsLive = Layer.scoped(
         }
         // Another process's probe.
         if (payload.startsWith(PROBE_PREFIX)) return Effect.void
-        if (!payload.startsWith(SYNC_PREFIX)) for (const handler of handlers) handler.onPayload(payload)
+        if (!payload.startsWith(SYNC_PREFIX)) dispatch(payload)
         return confirm(payload)
       }),
       Effect.zipLeft(Effect.fail("listen ended")),
@@ -116,7 +127,7 @@ export const InvalidationsLive = Layer.scoped(
 
     const publish = (payload: string) =>
       Effect.gen(function*() {
-        const peers = yield* database.peers(INVALIDATION_CHANNEL).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+        const peers = yield* database.peers().pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
         // Registered before the notification goes out, so no ack can come first.
         const waiter = peers.length === 0 ? undefined : { pending: new Set(peers), done: yield* Deferred.make<void>() }
         if (waiter !== undefined) awaitingAcks.set(payload, [...(awaitingAcks.get(payload) ?? []), waiter])

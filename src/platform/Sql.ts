@@ -25,11 +25,13 @@ export interface DatabaseShape {
   /** Succeeds once the database answers and the migrations table exists. */
   readonly ping: Effect.Effect<void, SqlError>
   /**
-   * The other server processes listening on `channel` of this database: each one's connections
-   * carry its instance id (application_name `ai-visibility/<id>`), and its listening connection's
-   * last statement is the LISTEN. Empty on the embedded database (one process owns it) and in memory.
+   * The other processes of the application listening on this database: each one's connections carry
+   * its instance id (application_name `ai-visibility/<id>`), and it runs every LISTEN of its channels
+   * on one connection of its own, whose last statement is therefore a LISTEN while it listens (which
+   * channel subscribed last depends on start-up order). Empty on the embedded database (one process
+   * owns it) and in memory.
    */
-  readonly peers: (channel: string) => Effect.Effect<ReadonlyArray<string>, SqlError>
+  readonly peers: () => Effect.Effect<ReadonlyArray<string>, SqlError>
   /** This process's instance id (see peers). */
   readonly instanceId: string
   /** Connection pool usage, for /metrics (server back end only). */
@@ -112,11 +114,11 @@ const serverLayer = (url: Redacted.Redacted) => {
       listen: (channel) => pg.listen(channel),
       ...sqlNotifyAndPing(pg),
       instanceId,
-      peers: (channel) =>
+      peers: () =>
         pg`
           select distinct substr(application_name, ${APPLICATION.length + 1}) as id from pg_stat_activity
           where datname = current_database() and application_name like ${APPLICATION + "%"}
-            and query = ${`LISTEN "${channel}"`}`.pipe(
+            and query like 'LISTEN %'`.pipe(
           rows(PeerRow),
           Effect.map((peers) => peers.map((row) => row.id).filter((id) => id !== instanceId))
         ),
