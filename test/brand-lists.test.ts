@@ -8,7 +8,7 @@ import { bearer, createBrand, createKey, databaseBackends, json, makeTestApp, se
  * The brand lists GET /brands and GET /brands/{slug} answer from memory (src/brands/Brands.ts) are
  * dropped on every change to what they hold, whoever makes it: through the service, and outside it
  * (a plan changed by the CLI, next scan times moved by the scanner, SQL by hand) through the
- * triggers' notifications (migrations/0016_brand_list_invalidation.sql).
+ * triggers' notifications (migrations/0016_account_cache_invalidation.sql).
  */
 
 interface Listed {

@@ -1,7 +1,7 @@
 import { Context, Duration, Effect, Exit, Layer, Option, Schedule } from "effect"
 import { AppConfig } from "../platform/Config.js"
 import { badRequest, notFound, PlanLimitReached, type BadRequest, type NotFound, Unauthorized } from "../platform/HttpErrors.js"
-import { Invalidations, makeInvalidatedCache } from "../platform/Invalidations.js"
+import { channelCache, Invalidations } from "../platform/Invalidations.js"
 import { now } from "../platform/Time.js"
 import { ApiKeysRepo, type ApiKeyRow, type KeyLookup } from "./KeysRepo.js"
 import { displayPrefix, KEY_PREFIX, KeyHashing } from "./KeyHashing.js"
@@ -44,13 +44,6 @@ const NOT_BEARER = new Unauthorized({ error: "Authorization must be Bearer <toke
 const EMPTY = new Unauthorized({ error: "empty bearer token" })
 const INVALID = new Unauthorized({ error: "invalid API key" })
 
-/**
- * Keys by hash, kept in process so the bearer check costs no query on the hot path. A revoke
- * deletes the entry at once here and, through the invalidation channel, in every other server
- * process; unknown hashes are cached too (a key cannot be guessed before it exists).
- */
-const makeKeyCache = () => makeInvalidatedCache<string, KeyLookup | null>(CACHE_MAX)
-
 const view = (row: ApiKeyRow, pendingLastUsed: Date | undefined): ApiKeyView => ({
   id: row.id,
   name: row.name,
@@ -69,7 +62,11 @@ export const ApiKeysLive = Layer.scoped(
     const hashing = yield* KeyHashing
     const config = yield* AppConfig
     const invalidations = yield* Invalidations
-    const cache = makeKeyCache()
+    // Keys by hash, kept in process so the bearer check costs no query on the hot path. A revoke
+    // drops the entry at once here and, through the invalidation channel, in every other process
+    // (its payload is the bare hash). Unknown hashes are cached too (a key cannot be guessed before
+    // it exists).
+    const cache = channelCache<string, KeyLookup | null>(invalidations, { prefix: "", key: (hash) => hash, maxWeight: CACHE_MAX })
     /** key id -> last use not yet written: at most one write per key per flush interval. */
     const pendingLastUsed = new Map<string, Date>()
 
@@ -87,19 +84,7 @@ export const ApiKeysLive = Layer.scoped(
     )
     yield* Effect.addFinalizer(() => flushLastUsed.pipe(Effect.catchAllCause(Effect.logWarning)))
 
-    // Revokes of other processes; the cache is trusted only while the channel is live (Invalidations.ts).
-    invalidations.register({ prefix: "", onPayload: cache.delete, onLive: cache.clear })
-
-    const lookup = (hash: string) => {
-      const cached = cache.get(hash)
-      if (cached !== undefined) return Effect.succeed(cached)
-      const readAt = cache.generation()
-      return Effect.map(repo.findByHash(hash), (found) => {
-        const value = Option.getOrNull(found)
-        if (invalidations.live()) cache.set(hash, value, readAt)
-        return value
-      })
-    }
+    const lookup = (hash: string) => cache.read(hash, Effect.map(repo.findByHash(hash), Option.getOrNull))
 
     const authenticate: ApiKeysShape["authenticate"] = (authorization) => {
       if (authorization === undefined) return Effect.fail(MISSING)
@@ -181,7 +166,7 @@ export const ApiKeysLive = Layer.scoped(
         const row = yield* repo.revoke(accountId, id, yield* now).pipe(
           Effect.flatMap(Option.match({ onNone: () => Effect.fail(notFound("api key not found")), onSome: Effect.succeed }))
         )
-        cache.delete(row.keyHash)
+        cache.drop(row.keyHash)
         // Effective on the next request in every process: the revoke answers once each other live
         // process has dropped the key.
         yield* invalidations.publish(row.keyHash)

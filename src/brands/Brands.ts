@@ -11,7 +11,7 @@ import {
   type Forbidden,
   type NotFound
 } from "../platform/HttpErrors.js"
-import { Invalidations, makeInvalidatedCache } from "../platform/Invalidations.js"
+import { accountCache, Invalidations } from "../platform/Invalidations.js"
 import { LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
 import type { Brand, PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
@@ -167,15 +167,14 @@ const SITE_FOREIGN = forbidden("site_id not owned by this account")
 export class Brands extends Context.Tag("Brands")<Brands, BrandsShape>() {}
 
 const BRAND_NOT_FOUND = notFound("brand not found")
-/** The invalidation payloads of the brand lists (sent by the triggers of the brands, accounts and plans tables). */
-const LIST_PAYLOAD = "brands:"
 /** The brands held in one process's cache at most (an account weighs its brands plus one). */
 const CACHED_BRANDS_MAX = 100_000
 
-/** An account's brands as stored (other domains' reads) and as listed (the API's). */
+/** An account's brands as stored (other domains' reads), as listed (the API's) and by site id (ingestion's). */
 interface CachedBrands {
   readonly rows: ReadonlyArray<BrandRow>
   readonly list: BrandList
+  readonly sites: ReadonlyMap<string, SiteBrand>
 }
 
 export const BrandsLive = Layer.effect(
@@ -186,25 +185,19 @@ export const BrandsLive = Layer.effect(
     const invalidations = yield* Invalidations
 
     // Each account's brands as stored and as listed, read by GET /brands, GET /brands/{slug} and every
-    // brand-scoped read (row, rows): every change to what they hold notifies the invalidation channel
-    // at its commit, whoever makes it (migrations/0016_brand_list_invalidation.sql).
-    const accountsBrands = makeInvalidatedCache<number, CachedBrands>(CACHED_BRANDS_MAX, (cached) => cached.rows.length + 1)
-    invalidations.register({
-      prefix: LIST_PAYLOAD,
-      onPayload: (account) => (account === "*" ? accountsBrands.clear() : accountsBrands.delete(Number(account))),
-      onLive: accountsBrands.clear
-    })
+    // brand-scoped read (row, rows, bySiteId): every change to what they hold notifies the invalidation
+    // channel at its commit, whoever makes it (migrations/0016_account_cache_invalidation.sql).
+    const accountsBrands = accountCache<CachedBrands>(invalidations, CACHED_BRANDS_MAX, (cached) => cached.rows.length + 1)
 
-    const brandsOf = (accountId: number): Effect.Effect<CachedBrands> => {
-      const cached = accountsBrands.get(accountId)
-      if (cached !== undefined) return Effect.succeed(cached)
-      const readAt = accountsBrands.generation()
-      return Effect.map(repo.list(accountId), ({ brands, limit }) => {
-        const value: CachedBrands = { rows: brands, list: { brands: brands.map(brandView), count: brands.length, limit } }
-        if (invalidations.live()) accountsBrands.set(accountId, value, readAt)
-        return value
-      })
-    }
+    const brandsOf = (accountId: number): Effect.Effect<CachedBrands> =>
+      accountsBrands.read(
+        accountId,
+        Effect.map(repo.list(accountId), ({ brands, limit }) => ({
+          rows: brands,
+          list: { brands: brands.map(brandView), count: brands.length, limit },
+          sites: new Map(brands.map((brand) => [brand.siteId, { id: brand.id, accountId: brand.accountId, drainSecret: brand.drainSecret }]))
+        }))
+      )
 
     /**
      * After a change to an account's brands made here: gone from this process's cache at once, and
@@ -212,7 +205,7 @@ export const BrandsLive = Layer.effect(
      */
     const brandsChanged = (accountId: number) =>
       Effect.suspend(() => {
-        accountsBrands.delete(accountId)
+        accountsBrands.drop(accountId)
         return invalidations.barrier
       })
 
@@ -324,12 +317,17 @@ export const BrandsLive = Layer.effect(
       findSite: (siteId) => (isSiteId(siteId) ? repo.findBySiteId(siteId.toLowerCase()) : Effect.succeed(Option.none())),
       bySiteId: (accountId, siteId) =>
         isSiteId(siteId)
-          ? Effect.flatMap(repo.findBySiteId(siteId.toLowerCase()), (found): Effect.Effect<SiteBrand, NotFound | Forbidden> =>
-            Option.isNone(found)
-              ? Effect.fail(SITE_NOT_FOUND)
-              : found.value.accountId === accountId
-              ? Effect.succeed(found.value)
-              : Effect.fail(SITE_FOREIGN))
+          ? Effect.flatMap(brandsOf(accountId), ({ sites }): Effect.Effect<SiteBrand, NotFound | Forbidden> => {
+            const own = sites.get(siteId.toLowerCase())
+            if (own !== undefined) return Effect.succeed(own)
+            // Not among the account's cached brands: read it (unknown, another account's, or created a moment ago).
+            return Effect.flatMap(repo.findBySiteId(siteId.toLowerCase()), (found): Effect.Effect<SiteBrand, NotFound | Forbidden> =>
+              Option.isNone(found)
+                ? Effect.fail(SITE_NOT_FOUND)
+                : found.value.accountId === accountId
+                ? Effect.succeed(found.value)
+                : Effect.fail(SITE_FOREIGN))
+          })
           : Effect.fail(SITE_NOT_FOUND),
       slugs: (brands) => Effect.map(repo.slugs(brands), (found) => new Map(found.map((b) => [b.brandId, b.slug])))
     }

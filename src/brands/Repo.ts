@@ -19,7 +19,8 @@ export const BrandRow = Schema.Struct({
   scanHours: Schema.Number,
   nextScanAt: Schema.DateFromSelf,
   addedAt: Schema.DateFromSelf,
-  hasDrainSecret: Schema.Boolean
+  /** The drain's HMAC secret (docs/ingestion.md), never in an answer: the brand views leave it out. */
+  drainSecret: Schema.NullOr(Schema.String)
 })
 export type BrandRow = typeof BrandRow.Type
 
@@ -112,7 +113,7 @@ const failOnUnique = <E>(failure: E) => <A, R>(self: Effect.Effect<A, SqlError, 
 const brandColumns = `b.id::int as id, b.account_id::int as "accountId", b.slug, b.name, b.domain, b.vertical,
   b.primary_region as "primaryRegion", b.primary_language as "primaryLanguage", b.aliases, b.site_id::text as "siteId",
   p.scan_hours as "scanHours", b.next_scan_at as "nextScanAt", b.added_at as "addedAt",
-  b.drain_secret is not null as "hasDrainSecret"`
+  b.drain_secret as "drainSecret"`
 
 export const BrandsRepoLive = Layer.effect(
   BrandsRepo,

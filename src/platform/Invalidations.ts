@@ -57,6 +57,61 @@ export interface InvalidationsShape {
 
 export class Invalidations extends Context.Tag("Invalidations")<Invalidations, InvalidationsShape>() {}
 
+/**
+ * The payloads of an account's cached records (its brands): `account:<id>`, or `account:*`
+ * for every account. The triggers of migrations/0016_account_cache_invalidation.sql send them.
+ */
+export const ACCOUNT_PAYLOAD = "account:"
+const accountKey = (payload: string): number | "*" => (payload === "*" ? "*" : Number(payload))
+
+/** A read-through cache whose entries the channel drops (see makeInvalidatedCache). */
+export interface ChannelCache<K, V> {
+  /** The cached value, else `load`'s (cached if the channel is live and nothing was invalidated meanwhile). */
+  readonly read: <E, R>(key: K, load: Effect.Effect<V, E, R>) => Effect.Effect<V, E, R>
+  /** Drops an entry changed by this process (the other processes hear of it through the channel). */
+  readonly drop: (key: K) => void
+  /** Replaces an entry in place, when the database changed with it (no invalidation). */
+  readonly update: (key: K, f: (value: V) => V) => void
+}
+
+/** A cache of records keyed by something a payload names, on the channel (`key` of "*": every entry). */
+export const channelCache = <K, V>(
+  invalidations: InvalidationsShape,
+  options: {
+    readonly prefix: string
+    readonly key: (payload: string) => K | "*"
+    readonly maxWeight: number
+    readonly weightOf?: (value: V) => number
+  }
+): ChannelCache<K, V> => {
+  const cache = makeInvalidatedCache<K, V>(options.maxWeight, options.weightOf)
+  invalidations.register({
+    prefix: options.prefix,
+    onPayload: (payload) => {
+      const key = options.key(payload)
+      if (key === "*") cache.clear()
+      else cache.delete(key)
+    },
+    onLive: cache.clear
+  })
+  return {
+    read: (key, load) => {
+      const cached = cache.get(key)
+      if (cached !== undefined) return Effect.succeed(cached)
+      const readAt = cache.generation()
+      return Effect.tap(load, (value) => {
+        if (invalidations.live()) cache.set(key, value, readAt)
+      })
+    },
+    drop: cache.delete,
+    update: cache.update
+  }
+}
+
+/** An account-keyed cache (ACCOUNT_PAYLOAD). */
+export const accountCache = <V>(invalidations: InvalidationsShape, maxWeight: number, weightOf?: (value: V) => number) =>
+  channelCache<number, V>(invalidations, { prefix: ACCOUNT_PAYLOAD, key: accountKey, maxWeight, ...(weightOf ? { weightOf } : {}) })
+
 interface Waiter {
   readonly pending: Set<string>
   readonly done: Deferred.Deferred<void>
@@ -159,7 +214,7 @@ export const InvalidationsLive = Layer.scoped(
  * cached (else a change landing during the read would be undone). At `maxWeight` (the sum of the
  * entries' weights) it starts over empty: memory stays bounded whatever is read.
  */
-export const makeInvalidatedCache = <K, V>(maxWeight: number, weightOf: (value: V) => number = () => 1) => {
+const makeInvalidatedCache = <K, V>(maxWeight: number, weightOf: (value: V) => number = () => 1) => {
   const entries = new Map<K, V>()
   let weight = 0
   let generation = 0

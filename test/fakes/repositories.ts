@@ -146,10 +146,7 @@ export const makeFakeRepositories = () => {
       })
   })
 
-  const withPlan = (brand: Store["brands"][number]): BrandRow => {
-    const { drainSecret, ...rest } = brand
-    return { ...rest, scanHours: planOf(store, brand.accountId).scanHours, hasDrainSecret: drainSecret !== null }
-  }
+  const withPlan = (brand: Store["brands"][number]): BrandRow => ({ ...brand, scanHours: planOf(store, brand.accountId).scanHours })
   const byAdded = (a: { addedAt: Date; id: number }, b: { addedAt: Date; id: number }) =>
     a.addedAt.getTime() - b.addedAt.getTime() || a.id - b.id
 
@@ -170,7 +167,7 @@ export const makeFakeRepositories = () => {
           return Effect.fail(new SlugTaken())
         }
         const { now, ...fields } = brand
-        const row = { ...fields, id: id(), nextScanAt: now, addedAt: now, drainSecret: null, hasDrainSecret: false }
+        const row = { ...fields, id: id(), nextScanAt: now, addedAt: now, drainSecret: null }
         store.brands.push(row)
         return Effect.succeed(withPlan(row))
       }),
