@@ -17,7 +17,7 @@ import { SpanRollerLive } from "../agents/SpanRoller.js"
 import { TagLive } from "../agents/Tag.js"
 import { ServerApi } from "../api.js"
 import { Brands, BrandsLive } from "../brands/Brands.js"
-import { BrandsHttpLive, DashboardBrandsHttpLive } from "../brands/Http.js"
+import { brandsListPrecomputed, BrandsHttpLive, DashboardBrandsHttpLive } from "../brands/Http.js"
 import { BrandsRepo, BrandsRepoLive } from "../brands/Repo.js"
 import { Classifier, ClassifierLive } from "../catalog/Classifier.js"
 import { IngestionConfig, IngestionConfigLive } from "../ingestion/Config.js"
@@ -35,6 +35,7 @@ import { Invalidations, InvalidationsLive } from "../platform/Invalidations.js"
 import { apiErrorTags } from "../platform/Edge.js"
 import { Lifecycle, LifecycleLive } from "../platform/Lifecycle.js"
 import { edgeMiddleware } from "../platform/Middleware.js"
+import { PrecomputedRoutes, routeKey } from "../platform/PrecomputedRoutes.js"
 import { ReadinessChecks } from "../platform/Readiness.js"
 import { RequestLog, RequestLogLive } from "../platform/RequestLog.js"
 import { spoolReadiness } from "../ingestion/Readiness.js"
@@ -197,6 +198,12 @@ export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
   Layer.provide([BearerAuthLive, SessionAuthLive])
 )
 
+/** The reads the edge answers before the router (src/platform/PrecomputedRoutes.ts): GET /brands. */
+const PrecomputedRoutesLive = Layer.effect(
+  PrecomputedRoutes,
+  Effect.map(Effect.all([brandsListPrecomputed]), (routes) => new Map(routes.map((route) => [routeKey(route.method, route.path), route])))
+)
+
 /**
  * The served application: HttpApi groups behind the edge middleware (JSON errors, Origin
  * check). No span exporter is configured, and building spans nobody reads doubled the
@@ -213,7 +220,7 @@ export const ApiLive = Layer.mergeAll(
   // The edge (src/platform/Middleware.ts): request ids, limits, the body cap, CSRF, JSON errors for
   // whatever is not a declared API error (the list read from the definition), security headers,
   // the request log and metrics.
-  edgeMiddleware(apiErrorTags(ServerApi)),
+  edgeMiddleware(apiErrorTags(ServerApi)).pipe(Layer.provide(PrecomputedRoutesLive)),
   // GET /readyz and GET /metrics.
   OpsRoutesLive,
   // Path parameters up to 1,000 characters (the router's default is 100): a competitor {name} may

@@ -1,28 +1,54 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { CurrentAccount, CurrentUser } from "../accounts/Api.js"
+import { ApiKeys } from "../accounts/ApiKeys.js"
 import { ServerApi } from "../api.js"
 import { encodedJson } from "../platform/FastJson.js"
+import type { PrecomputedRoute } from "../platform/PrecomputedRoutes.js"
+import { recordAccount } from "../platform/RequestMeta.js"
 import { Brand, BrandList } from "./Api.js"
-import { Brands, brandWire } from "./Brands.js"
+import { type BrandList as BrandListView, Brands, brandWire } from "./Brands.js"
+
+/** The list in its wire form, encoded once (FastJson.ts). */
+const listResponse = (list: BrandListView) =>
+  encodedJson(BrandList, { brands: list.brands.map(brandWire), count: list.count, limit: list.limit })
 
 export const BrandsHttpLive = HttpApiBuilder.group(ServerApi, "brands", (handlers) =>
   Effect.gen(function*() {
     const brands = yield* Brands
     return handlers
       // The hot path of the public API: the list leaves in its wire form, encoded once (FastJson.ts).
-      .handle("list", () =>
-        Effect.flatMap(CurrentAccount, ({ accountId }) =>
-          Effect.map(brands.list(accountId), (list) =>
-            encodedJson(BrandList, {
-              brands: list.brands.map(brandWire),
-              count: list.count,
-              limit: list.limit
-            }))))
+      .handle("list", () => Effect.flatMap(CurrentAccount, ({ accountId }) => Effect.map(brands.list(accountId), listResponse)))
       .handle("get", ({ path }) =>
         Effect.flatMap(CurrentAccount, ({ accountId }) =>
           Effect.map(brands.get(accountId, path.slug), (brand) => encodedJson(Brand, brandWire(brand)))))
   }))
+
+/**
+ * GET /brands answered at the edge (src/platform/PrecomputedRoutes.ts): the bearer check of the
+ * BearerAuth middleware (the key, the account noted for the log line) and the handler's list. A
+ * request it does not answer (no key, an unknown or revoked one) goes on to the route above.
+ */
+export const brandsListPrecomputed: Effect.Effect<PrecomputedRoute, never, Brands | ApiKeys> = Effect.gen(function*() {
+  const brands = yield* Brands
+  const keys = yield* ApiKeys
+  // Its method and path as the served API defines them (prefix included).
+  const endpoint = ServerApi.groups["brands"]?.endpoints["list"]
+  if (endpoint === undefined) return yield* Effect.dieMessage("the served API has no brands list endpoint")
+  return {
+    method: endpoint.method,
+    path: endpoint.path,
+    answer: (request, facts) =>
+      keys.authenticate(request.headers["authorization"]).pipe(
+        Effect.flatMap(({ accountId }) => {
+          recordAccount(Option.some(facts), accountId)
+          return brands.list(accountId)
+        }),
+        Effect.map((list) => Option.some(listResponse(list))),
+        Effect.orElseSucceed(() => Option.none())
+      )
+  }
+})
 
 export const DashboardBrandsHttpLive = HttpApiBuilder.group(ServerApi, "dashboardBrands", (handlers) =>
   Effect.gen(function*() {

@@ -11,7 +11,8 @@ import { metrics } from "./Metrics.js"
 import { type RateLimitCheck, type RateLimitDecision, rateLimitedResponse, rateLimitHeaders, RateLimiter } from "./RateLimiter.js"
 import { RequestLog } from "./RequestLog.js"
 import { type RequestFacts, RequestMeta } from "./RequestMeta.js"
-import { captureRoute } from "./RouteCapture.js"
+import { type PrecomputedRoute, PrecomputedRoutes, routeKey } from "./PrecomputedRoutes.js"
+import { captureRoute, type RouteCapture } from "./RouteCapture.js"
 
 /**
  * The edge: the one middleware every request passes through before routing, the APIs, the web
@@ -60,6 +61,20 @@ const DRAINING = HttpServerResponse.unsafeJson(
 
 type Served = Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
 
+/** The precomputed route's answer, else the router's; the route's name is caught for the log either way. */
+const precomputedOr = (
+  route: PrecomputedRoute,
+  routed: HttpApp.Default,
+  request: HttpServerRequest.HttpServerRequest,
+  facts: RequestFacts,
+  capture: RouteCapture
+): HttpApp.Default =>
+  Effect.flatMap(route.answer(request, facts), (answer) => {
+    if (Option.isNone(answer)) return routed
+    capture.route = route.path
+    return Effect.succeed(answer.value)
+  })
+
 /** The edge middleware; `apiErrors` are the error tags the served API declares (Edge.ts, apiErrorTags). */
 export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
   HttpApiBuilder.middleware(
@@ -68,6 +83,7 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
       const limiter = yield* RateLimiter
       const lifecycle = yield* Lifecycle
       const requestLog = yield* RequestLog
+      const precomputed = yield* PrecomputedRoutes
       const rules = limiter.rules
       const log = config.logRequests
       const tooLarge = HttpServerResponse.unsafeJson(
@@ -125,7 +141,7 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
           }
 
           /** The app, unless the limits refuse the request (a decision is noted for the headers either way). */
-          const limited = (checks: ReadonlyArray<RateLimitCheck>): Served => {
+          const limited = (checks: ReadonlyArray<RateLimitCheck>, app: Served): Served => {
             const apply = (taken: RateLimitDecision | null): Served => {
               if (taken === null) return app
               decision = taken
@@ -147,11 +163,12 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
               const checks: Array<RateLimitCheck> = [{ bucket: "ip:" + clientIp(request, config.trustProxy), rule: rules.apiIp }]
               const token = rules.apiKey.limit > 0 ? bearerToken(request.headers["authorization"]) : undefined
               if (token !== undefined) checks.push({ bucket: keyBucket(token), rule: rules.apiKey })
-              return limited(checks)
+              const route = precomputed.size === 0 ? undefined : precomputed.get(routeKey(request.method, path))
+              return limited(checks, route === undefined ? app : guardedApp(precomputedOr(route, routed, served, facts, capture), apiErrors))
             }
             if (!isSignIn(request.method, path)) return app
             const checks: Array<RateLimitCheck> = [{ bucket: "auth-ip:" + clientIp(request, config.trustProxy), rule: rules.authIp }]
-            if (rules.authEmail.limit <= 0) return limited(checks)
+            if (rules.authEmail.limit <= 0) return limited(checks, app)
             // The body stays readable afterwards: the platform caches it. Whatever its type, the email is
             // looked for (a body that is not JSON is refused 415 by the CSRF guard anyway).
             return Effect.flatMap(Effect.orElseSucceed(served.text, () => ""), (text) => {
@@ -159,7 +176,7 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
               if (typeof email === "string" && email.trim() !== "") {
                 checks.push({ bucket: "auth-email:" + email.trim().toLowerCase().slice(0, 320), rule: rules.authEmail })
               }
-              return limited(checks)
+              return limited(checks, app)
             })
           }
 
