@@ -4,32 +4,24 @@
 -- channel at its commit. `account:<id>` names one account, `account:*` every account (a plan's caps, a
 -- truncate). PostgreSQL folds identical notifications of one transaction into one.
 
-create function account_cache_notify_brand() returns trigger
+-- The trigger's argument names the column that holds the account's id; without one (a statement-level
+-- trigger) every account.
+create function account_cache_notify() returns trigger
 language plpgsql as $$
 begin
-  perform pg_notify('aiv_api_key_revoked', 'account:' || coalesce(new.account_id, old.account_id)::text);
-  return null;
-end $$;
-
-create function account_cache_notify_account() returns trigger
-language plpgsql as $$
-begin
-  perform pg_notify('aiv_api_key_revoked', 'account:' || coalesce(new.id, old.id)::text);
-  return null;
-end $$;
-
-create function account_cache_notify_all() returns trigger
-language plpgsql as $$
-begin
-  perform pg_notify('aiv_api_key_revoked', 'account:*');
+  perform pg_notify('aiv_api_key_revoked', 'account:' || case
+    when tg_nargs = 0 then '*'
+    when tg_op = 'DELETE' then to_jsonb(old) ->> tg_argv[0]
+    else to_jsonb(new) ->> tg_argv[0]
+  end);
   return null;
 end $$;
 
 create trigger brands_changed after insert or update or delete on brands
-  for each row execute function account_cache_notify_brand();
+  for each row execute function account_cache_notify('account_id');
 create trigger brands_truncated after truncate on brands
-  for each statement execute function account_cache_notify_all();
+  for each statement execute function account_cache_notify();
 create trigger accounts_plan_changed after update of plan_id or delete on accounts
-  for each row execute function account_cache_notify_account();
+  for each row execute function account_cache_notify('id');
 create trigger plans_changed after insert or update or delete or truncate on plans
-  for each statement execute function account_cache_notify_all();
+  for each statement execute function account_cache_notify();
