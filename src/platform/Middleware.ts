@@ -18,7 +18,8 @@ import { captureRoute, type RouteCapture } from "./RouteCapture.js"
  * The edge: the one middleware every request passes through before routing, the APIs, the web
  * app and /mcp alike (docs/operations.md). On the way in: a request id, draining at shutdown,
  * the body cap, the rate limits of the public surface and of sign-in, the request-target check
- * and the CSRF guard (Edge.ts). On the way out: failures as JSON errors (Edge.ts), the security
+ * and the CSRF guard (Edge.ts); then a precomputed route's answer (PrecomputedRoutes.ts), else the
+ * router's. On the way out: failures as JSON errors (Edge.ts), the security
  * headers, one JSON log line and the request metrics. One middleware rather than several: each
  * wrapper costs every request a context copy and a few fibers' steps (bench/brands-rps.ts).
  */
