@@ -226,11 +226,7 @@ export const BrandsLive = Layer.effect(
 
     return {
       list: (accountId) => Effect.map(brandsOf(accountId), (cached) => cached.list),
-      get: (accountId, slug) =>
-        Effect.flatMap(brandsOf(accountId), ({ list }) => {
-          const brand = list.brands.find((candidate) => candidate.brand_slug === slug)
-          return brand === undefined ? Effect.fail(BRAND_NOT_FOUND) : Effect.succeed(brand)
-        }),
+      get: (accountId, slug) => Effect.map(row(accountId, slug), brandView),
       row,
       rows: (accountId) => Effect.map(brandsOf(accountId), (cached) => cached.rows),
       competitors: repo.competitors,

@@ -3,7 +3,8 @@ import { Database } from "./Sql.js"
 
 /**
  * Cross-process invalidation of in-process caches, through PostgreSQL LISTEN/NOTIFY on one channel
- * (docs/decisions.md "Authentication", docs/performance.md "Brand lists in memory").
+ * (docs/decisions.md "Authentication" and "Brands, competitors, prompts"; docs/performance.md
+ * "Account data in memory, and a precomputed route").
  *
  * A cache is trusted only while the LISTEN is known to be live: after each (re)subscription a probe
  * of this process must come back through it, and only then are the caches told to drop everything
@@ -61,7 +62,7 @@ export class Invalidations extends Context.Tag("Invalidations")<Invalidations, I
  * The payloads of an account's cached records (its brands): `account:<id>`, or `account:*`
  * for every account. The triggers of migrations/0016_account_cache_invalidation.sql send them.
  */
-export const ACCOUNT_PAYLOAD = "account:"
+const ACCOUNT_PAYLOAD = "account:"
 const accountKey = (payload: string): number | "*" => (payload === "*" ? "*" : Number(payload))
 
 /** A read-through cache whose entries the channel drops (see makeInvalidatedCache). */

@@ -15,17 +15,19 @@ import { Effect, Either, Option, Schema } from "effect"
 const arrayDecoders = new WeakMap<Schema.Schema.Any, (raw: unknown) => Either.Either<ReadonlyArray<unknown>, unknown>>()
 const rowDecoders = new WeakMap<Schema.Schema.Any, (raw: unknown) => Either.Either<unknown, unknown>>()
 
-const arrayDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
-  let decode = arrayDecoders.get(schema)
-  if (decode === undefined) arrayDecoders.set(schema, decode = Schema.decodeUnknownEither(Schema.Array(schema)))
-  return decode as (raw: unknown) => Either.Either<ReadonlyArray<A>, unknown>
+const builtOnce = <F>(cache: WeakMap<Schema.Schema.Any, F>, schema: Schema.Schema.Any, build: () => F): F => {
+  let decode = cache.get(schema)
+  if (decode === undefined) cache.set(schema, decode = build())
+  return decode
 }
 
-const rowDecoder = <A, I>(schema: Schema.Schema<A, I>) => {
-  let decode = rowDecoders.get(schema)
-  if (decode === undefined) rowDecoders.set(schema, decode = Schema.decodeUnknownEither(schema))
-  return decode as (raw: unknown) => Either.Either<A, unknown>
-}
+const arrayDecoder = <A, I>(schema: Schema.Schema<A, I>) =>
+  builtOnce(arrayDecoders, schema, () => Schema.decodeUnknownEither(Schema.Array(schema))) as (
+    raw: unknown
+  ) => Either.Either<ReadonlyArray<A>, unknown>
+
+const rowDecoder = <A, I>(schema: Schema.Schema<A, I>) =>
+  builtOnce(rowDecoders, schema, () => Schema.decodeUnknownEither(schema)) as (raw: unknown) => Either.Either<A, unknown>
 
 export const rows = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = arrayDecoder(schema)
