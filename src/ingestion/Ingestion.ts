@@ -159,8 +159,10 @@ export const IngestionLive = Layer.effect(
     const split = (requests: ReadonlyArray<LogRequest>, deliveryId: string) => {
       const hits: Array<HitRow> = []
       const referrals: Array<ReferralRow> = []
-      // isbot takes microseconds per User-Agent; a delivery repeats few distinct ones (bounded by its size).
+      // isbot takes microseconds per User-Agent, and a referrer's engine a fraction of one; a delivery
+      // repeats few distinct ones (bounded by its size).
       const people = new Map<string, boolean>()
+      const engines = new Map<string, string | null>()
       for (let i = 0; i < requests.length; i++) {
         const request = requests[i]!
         const key = request.recordId !== null ? `r:${request.recordId}` : `${deliveryId}:${i}`
@@ -169,7 +171,8 @@ export const IngestionLive = Layer.effect(
           hits.push({ ...request, key, bot: agent.bot, vendor: agent.vendor, kind: agent.kind })
         } else {
           // Only a person's visit is a referral; a bot the catalog does not know is skipped all the same.
-          const engine = referrerEngine(request.referrer)
+          let engine = engines.get(request.referrer)
+          if (engine === undefined) engines.set(request.referrer, (engine = referrerEngine(request.referrer)))
           if (engine === null) continue
           let person = people.get(request.ua)
           if (person === undefined) people.set(request.ua, (person = isPerson(request.ua, agent)))
