@@ -109,6 +109,19 @@ describe("bounds", () => {
     expect(result).toEqual({ scanned: 0, requests: [], unparseable: "inflates too large" })
     expect(process.memoryUsage().rss - before).toBeLessThan(128 * 1024 * 1024)
   })
+  it("a gzip trailer that understates the inflated size changes nothing: the bound holds, the records are read", () => {
+    const lying = (body: Uint8Array, size: number) => {
+      const copy = Uint8Array.from(body)
+      new DataView(copy.buffer).setUint32(copy.length - 4, size, true)
+      return copy
+    }
+    const bomb = gzip(new Uint8Array(512 * 1024 * 1024))
+    expect(decoder.decode(lying(bomb, 1000), NOW)).toEqual({ scanned: 0, requests: [], unparseable: "inflates too large" })
+    // zlib checks the trailer at the end of the stream: a wrong size makes it a corrupt stream, as before.
+    const honest = gzip(ndjson(mixedDelivery()))
+    expect(decoder.decode(honest, NOW).unparseable).toBeNull()
+    expect(decoder.decode(lying(honest, 100), NOW)).toEqual({ scanned: 0, requests: [], unparseable: "bad gzip" })
+  })
   it("an unread (too large) body is unparseable", () => {
     expect(decoder.decode(null, NOW).unparseable).toBe("too large")
   })
