@@ -56,13 +56,17 @@ const PageFigures = Schema.Struct({
 /** A page of the list: with `total`, the number of paths matching (a window function over the same rows). */
 const PageFiguresRow = Schema.Struct({ ...PageFigures.fields, total: Schema.Number })
 const PageBotsRow = Schema.Struct({ path: Schema.String, bots: Schema.Array(Schema.String) })
-/** A row of the one-statement page read: the row, the total, the day the spans end and the brand's first rollup day. */
-const CurrentPageRow = Schema.Struct({
-  ...PageFiguresRow.fields,
-  bots: Schema.Array(Schema.String),
+/** What every row of the one-statement page read carries: the total, the day the spans end and the brand's first rollup day. */
+const PageReadMeta = {
+  total: Schema.Number,
   asOf: Schema.NullOr(Schema.String),
   firstDay: Schema.NullOr(Schema.String)
-})
+}
+/** A row of the one-statement page read: a path of the page, or (no path on the page) the figures above alone. */
+const CurrentPageRow = Schema.Union(
+  Schema.Struct({ ...PageFigures.fields, bots: Schema.Array(Schema.String), ...PageReadMeta }),
+  Schema.Struct({ path: Schema.Null, ...PageReadMeta })
+)
 
 export const PageRow = Schema.Struct({ ...PageFigures.fields, bots: Schema.Array(Schema.String) })
 export type PageRow = typeof PageRow.Type
@@ -408,34 +412,34 @@ export const AgentsRepoLive = Layer.effect(
           const perPath = perPathSpan(accountId, brandId, query)
           if (perPath !== null) {
             // One statement: a page of the window's paths, their total, the bot names of that page, the
-            // day the spans end and the brand's first rollup day, all from one snapshot. Spans that end
-            // before today are moved forward and the page read again.
+            // day the spans end and the brand's first rollup day, all from one snapshot. At least one row
+            // comes back (the figures without a path when the page is empty: past the last page, or a
+            // brand without hits in the window), so the day the spans end is always known. Spans that
+            // end before today are moved forward and the page read again.
             const read = sql`
               with page as (
                 select path, hits, errors, uniques, last_seen from (${perPath}) m
                 order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}
+              ), meta as (
+                select (select count(*)::int from (${perPath}) c) as total,
+                       (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
+                        where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
+                       (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
               )
-              select path, hits, errors, uniques, last_seen, (select count(*)::int from (${perPath}) c) as total,
-                     ${botsOfPath(accountId, brandId, query, sql`page.path`)} as bots,
-                     (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
-                      where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
-                     (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
-              from page
+              select page.path, page.hits, page.errors, page.uniques, page.last_seen, meta.total,
+                     ${botsOfPath(accountId, brandId, query, sql`page.path`)} as bots, meta."asOf", meta."firstDay"
+              from meta left join page on true
               order by ${orderBy(query.sort, query.dir)}`.pipe(rows(CurrentPageRow))
             let page = yield* read
             if (page[0]?.asOf !== query.to) {
               yield* repo.ensureSpans(brandId, query.to)
               page = yield* read
             }
-            const first = page[0]
-            // Past the last page (or nothing matches) no row carries the total: count on its own (the
-            // first rollup day is then left to firstRollupDay).
-            if (first === undefined) return { total: yield* sql`select count(*)::int as n from (${perPath}) m`.pipe(countOf), rows: [] }
-            return {
-              total: first.total,
-              rows: page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => row),
-              firstRollupDay: first.firstDay
+            const pageRows: Array<PageRow> = []
+            for (const row of page) {
+              if (row.path !== null) pageRows.push({ path: row.path, hits: row.hits, errors: row.errors, uniques: row.uniques, last_seen: row.last_seen, bots: row.bots })
             }
+            return { total: page[0]?.total ?? 0, rows: pageRows, firstRollupDay: page[0]?.firstDay ?? null }
           }
           // Crawler-filtered span rows must end today too.
           if (spanColumns(query) !== null) yield* repo.ensureSpans(brandId, query.to)
