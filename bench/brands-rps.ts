@@ -66,7 +66,9 @@ const ours = spawn(pin(0, ["bun", "run", "src/app/main.ts"]), {
     HOST: "127.0.0.1",
     RATE_LIMIT_API_KEY: "1000000000/1",
     RATE_LIMIT_API_IP: "1000000000/1",
-    RATE_LIMIT_AUTH_IP: "1000/1"
+    RATE_LIMIT_AUTH_IP: "1000/1",
+    // e.g. SERVER_BUN_OPTIONS="--cpu-prof-md --cpu-prof-dir=/tmp/prof" profiles our server alone.
+    ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {})
   },
   stdout: "ignore",
   stderr: "inherit"
