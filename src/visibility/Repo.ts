@@ -437,7 +437,9 @@ export const VisibilityRepoLive = Layer.effect(
           )
           select g.observation_id as "observationId", g.num as "promptNum", g.prompt as "promptText", g.brand_slug as "brandSlug",
                  g.brand_name as "brandName", g.engine, to_char(g.day, 'YYYY-MM-DD') as day, f.position, f.sub_question as "subQuestion",
-                 (select array_agg(fc.url order by fc.position) from fanout_citations fc where fc.fanout_id = f.id) as citations
+                 -- The account first: the key of fanout_citations is (account_id, fanout_id, position).
+                 (select array_agg(fc.url order by fc.position) from fanout_citations fc
+                  where fc.account_id = ${accountId} and fc.fanout_id = f.id) as citations
           from groups g
           join fanouts f on f.observation_id = g.observation_id and f.account_id = ${accountId}
           order by g.added_at, g.brand_id, g.num, g.engine, f.position`.pipe(rows(FanoutRow), Effect.orDie),
