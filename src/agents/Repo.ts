@@ -96,8 +96,7 @@ const DayRow = Schema.Struct({ day: Schema.NullOr(Schema.String) })
 const AsOfRow = Schema.Struct({ asOf: Schema.NullOr(Schema.String) })
 const LockedStateRow = Schema.Struct({ asOf: Schema.NullOr(Schema.String), gap: Schema.NullOr(Schema.Number) })
 const DifferRow = Schema.Struct({ differ: Schema.Boolean })
-const BrandIdRow = Schema.Struct({ brandId: Schema.Number })
-const IdRow = Schema.Struct({ id: Schema.Number })
+const BrandKeyRow = Schema.Struct({ accountId: Schema.Number, brandId: Schema.Number })
 
 export type SpanUpdate = "current" | "rolled" | "rebuilt"
 
@@ -133,9 +132,9 @@ export interface AgentsRepoShape {
    * from the rollup (no spans yet, a gap of 90 days or more, today before their day, or the check
    * after rolling failed). docs/agents.md.
    */
-  readonly ensureSpans: (brandId: number, today: string) => Effect.Effect<SpanUpdate>
+  readonly ensureSpans: (accountId: number, brandId: number, today: string) => Effect.Effect<SpanUpdate>
   /** Brands whose span rows end before `today`. */
-  readonly staleSpans: (today: string) => Effect.Effect<ReadonlyArray<number>>
+  readonly staleSpans: (today: string) => Effect.Effect<ReadonlyArray<{ readonly accountId: number; readonly brandId: number }>>
   /** Deletes rollup rows of days before `rollupBefore` (raw hits and referrals go by partition: TimePartitions). */
   readonly sweep: (rawBefore: Date, rollupBefore: string) => Effect.Effect<SweepResult>
 }
@@ -283,14 +282,14 @@ export const AgentsRepoLive = Layer.effect(
      * the longest window's rollup rows, each (path, bot) group giving its figures for every window
      * (age = days before today; a window of N days holds ages 0 to N - 1).
      */
-    const rebuildSpans = (brandId: number, today: string, spans: ReadonlyArray<number>) =>
+    const rebuildSpans = (accountId: number, brandId: number, today: string, spans: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         const longest = Math.max(...spans)
         const perWindow = (agg: "sum" | "max", column: string, cond: string) =>
           sql.literal(`array[${SPANS.map((span) => `${agg}(${column}) filter (where age < ${span}${cond})`).join(", ")}]`)
         const ok = " and status between 200 and 399"
         const err = " and status >= 400"
-        yield* sql`delete from crawler_span where brand_id = ${brandId} and span = any(${spans}::int[])`
+        yield* sql`delete from crawler_span where account_id = ${accountId} and brand_id = ${brandId} and span = any(${spans}::int[])`
         // Hash aggregation of (paths x bots) groups with 18 aggregates: room to stay in memory.
         yield* sql`set local work_mem = '64MB'`
         yield* sql`
@@ -305,7 +304,8 @@ export const AgentsRepoLive = Layer.effect(
                    ${perWindow("max", "last_seen", err)} as le
             from (
               select r.*, (${today}::date - r.day) as age from crawler_rollup r
-              where r.brand_id = ${brandId} and r.day between ${today}::date - ${longest - 1}::int and ${today}::date
+              where r.account_id = ${accountId} and r.brand_id = ${brandId}
+                and r.day between ${today}::date - ${longest - 1}::int and ${today}::date
             ) r
             group by path, bot
           ) g
@@ -321,7 +321,7 @@ export const AgentsRepoLive = Layer.effect(
      * than every day staying or added: it only leaves with all of the row's (ok, error) hits, when the
      * row is dropped (last_ok, last_error set to null).
      */
-    const rollSpans = (brandId: number, asOf: string, today: string, spans: ReadonlyArray<number>) =>
+    const rollSpans = (accountId: number, brandId: number, asOf: string, today: string, spans: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         yield* sql`
           update crawler_span c set hits = c.hits - s.hits, oks = c.oks - s.oks, errors = c.errors - s.errors,
@@ -333,11 +333,14 @@ export const AgentsRepoLive = Layer.effect(
                    coalesce(sum(r.hits) filter (where r.status >= 400), 0)::int as errors
             from unnest(${spans}::int[]) as w(span)
             join crawler_rollup r
-              on r.brand_id = ${brandId} and r.day between ${asOf}::date - (w.span - 1) and ${today}::date - w.span
+              on r.account_id = ${accountId} and r.brand_id = ${brandId}
+                and r.day between ${asOf}::date - (w.span - 1) and ${today}::date - w.span
             group by w.span, r.path, r.bot
           ) s
-          where c.brand_id = ${brandId} and c.span = s.span and c.path = s.path and c.bot = s.bot`
-        yield* sql`delete from crawler_span where brand_id = ${brandId} and span = any(${spans}::int[]) and hits = 0`
+          where c.account_id = ${accountId} and c.brand_id = ${brandId} and c.span = s.span and c.path = s.path and c.bot = s.bot`
+        yield* sql`
+          delete from crawler_span
+          where account_id = ${accountId} and brand_id = ${brandId} and span = any(${spans}::int[]) and hits = 0`
         yield* sql`
           insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen,
                                     last_ok, last_error)
@@ -349,7 +352,8 @@ export const AgentsRepoLive = Layer.effect(
                    coalesce(sum(hits) filter (where status >= 400), 0)::int as errors, max(last_seen) as last_seen,
                    max(last_seen) filter (where status between 200 and 399) as last_ok,
                    max(last_seen) filter (where status >= 400) as last_error
-            from crawler_rollup where brand_id = ${brandId} and day > ${asOf}::date and day <= ${today}::date
+            from crawler_rollup
+            where account_id = ${accountId} and brand_id = ${brandId} and day > ${asOf}::date and day <= ${today}::date
             group by path, bot
           ) s cross join unnest(${spans}::int[]) as w(span)
           on conflict (account_id, brand_id, span, path, bot) do update set
@@ -360,35 +364,36 @@ export const AgentsRepoLive = Layer.effect(
       })
 
     /** crawler_page_span of the brand from its crawler_span rows (same windows, summed over bots). */
-    const rebuildPageSpans = (brandId: number) =>
+    const rebuildPageSpans = (accountId: number, brandId: number) =>
       Effect.gen(function*() {
-        yield* sql`delete from crawler_page_span where brand_id = ${brandId}`
+        yield* sql`delete from crawler_page_span where account_id = ${accountId} and brand_id = ${brandId}`
         yield* sql`
           insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques,
                                          error_uniques, last_seen, last_ok, last_error)
           select brand_id, span, path, min(account_id), sum(hits)::int, sum(oks)::int, sum(errors)::int, count(*)::int,
                  (count(*) filter (where oks > 0))::int, (count(*) filter (where errors > 0))::int,
                  max(last_seen), max(last_ok), max(last_error)
-          from crawler_span where brand_id = ${brandId} group by brand_id, span, path`
+          from crawler_span where account_id = ${accountId} and brand_id = ${brandId} group by brand_id, span, path`
       })
 
     /**
      * A guard after moving the spans: per window and bot, hits, oks and errors of the spans equal
      * those of crawler_daily over the window's days (a few thousand rows; about a tenth of a second).
      */
-    const spansAgree = (brandId: number, today: string) =>
+    const spansAgree = (accountId: number, brandId: number, today: string) =>
       Effect.map(
         sql`
           select exists (
             select 1
             from (select span::int as span, bot, sum(hits)::bigint as h, sum(oks)::bigint as o, sum(errors)::bigint as e
-                  from crawler_span where brand_id = ${brandId} group by span, bot) a
+                  from crawler_span where account_id = ${accountId} and brand_id = ${brandId} group by span, bot) a
             full join (
               select w.span, d.bot, sum(d.hits)::bigint as h,
                      coalesce(sum(d.hits) filter (where d.status between 200 and 399), 0)::bigint as o,
                      coalesce(sum(d.hits) filter (where d.status >= 400), 0)::bigint as e
               from crawler_daily d cross join (values (7), (30), (90)) as w(span)
-              where d.brand_id = ${brandId} and d.day between ${today}::date - (w.span - 1) and ${today}::date
+              where d.account_id = ${accountId} and d.brand_id = ${brandId}
+                and d.day between ${today}::date - (w.span - 1) and ${today}::date
               group by w.span, d.bot
             ) b on a.span = b.span and a.bot = b.bot
             where a.h is distinct from b.h or a.o is distinct from b.o or a.e is distinct from b.e
@@ -442,7 +447,7 @@ export const AgentsRepoLive = Layer.effect(
             )
             let result = yield* read
             if (result.meta?.asOf !== query.to) {
-              yield* repo.ensureSpans(brandId, query.to)
+              yield* repo.ensureSpans(accountId, brandId, query.to)
               result = yield* read
             }
             return {
@@ -452,7 +457,7 @@ export const AgentsRepoLive = Layer.effect(
             }
           }
           // Crawler-filtered span rows must end today too.
-          if (spanColumns(query) !== null) yield* repo.ensureSpans(brandId, query.to)
+          if (spanColumns(query) !== null) yield* repo.ensureSpans(accountId, brandId, query.to)
           // Figures of every path and one page of them; then the bot names of that page's paths only.
           const figures = yield* sql`
             with m as (${matching(accountId, brandId, query)})
@@ -489,44 +494,51 @@ export const AgentsRepoLive = Layer.effect(
           Effect.orDie
         ),
 
-      ensureSpans: (brandId, today) =>
+      ensureSpans: (accountId, brandId, today) =>
         Effect.gen(function*() {
           const current = yield* sql`
-            select to_char(as_of, 'YYYY-MM-DD') as "asOf" from crawler_span_state where brand_id = ${brandId}`.pipe(
+            select to_char(as_of, 'YYYY-MM-DD') as "asOf" from crawler_span_state
+            where account_id = ${accountId} and brand_id = ${brandId}`.pipe(
             firstRow(AsOfRow)
           )
           if (Option.exists(current, (row) => row.asOf === today)) return "current" as const
           return yield* sql.withTransaction(Effect.gen(function*() {
-            yield* sql`insert into crawler_span_state (account_id, brand_id, as_of) select account_id, id, null from brands where id = ${brandId} on conflict do nothing`
+            yield* sql`
+              insert into crawler_span_state (account_id, brand_id, as_of)
+              select account_id, id, null from brands where account_id = ${accountId} and id = ${brandId}
+              on conflict do nothing`
             // Held until commit: ingestion of this brand waits (its statement takes this row for share).
             const locked = yield* sql`
               select to_char(as_of, 'YYYY-MM-DD') as "asOf", (${today}::date - as_of)::int as gap
-              from crawler_span_state where brand_id = ${brandId} for update`.pipe(firstRow(LockedStateRow))
+              from crawler_span_state where account_id = ${accountId} and brand_id = ${brandId} for update`.pipe(
+                firstRow(LockedStateRow)
+              )
             const { asOf, gap } = Option.getOrElse(locked, () => ({ asOf: null, gap: null }))
             if (asOf === today) return "current" as const
             // Short statements over a few hundred thousand rows at most: compiling them costs more than it saves.
             yield* sql`set local jit = off`
             let update: SpanUpdate = "rebuilt"
             if (asOf === null || gap === null || gap < 0) {
-              yield* rebuildSpans(brandId, today, SPANS)
+              yield* rebuildSpans(accountId, brandId, today, SPANS)
             } else {
               // Move each window from as_of to today: a window the gap covers is rebuilt, the others
               // lose the days that left them and gain the days after as_of (docs/agents.md).
               const rebuilt = SPANS.filter((span) => gap >= span)
-              if (rebuilt.length > 0) yield* rebuildSpans(brandId, today, rebuilt)
+              if (rebuilt.length > 0) yield* rebuildSpans(accountId, brandId, today, rebuilt)
               const rolled = SPANS.filter((span) => gap < span)
-              if (rolled.length > 0) yield* rollSpans(brandId, asOf, today, rolled)
+              if (rolled.length > 0) yield* rollSpans(accountId, brandId, asOf, today, rolled)
               update = rolled.length > 0 ? "rolled" : "rebuilt"
             }
-            yield* rebuildPageSpans(brandId)
-            if (update === "rolled" && !(yield* spansAgree(brandId, today))) {
+            yield* rebuildPageSpans(accountId, brandId)
+            if (update === "rolled" && !(yield* spansAgree(accountId, brandId, today))) {
               // Never expected: the spans disagree with crawler_daily (written by the same statements).
               yield* Effect.logWarning(`crawler spans of brand ${brandId} disagreed with crawler_daily; rebuilt from the rollup`)
-              yield* rebuildSpans(brandId, today, SPANS)
-              yield* rebuildPageSpans(brandId)
+              yield* rebuildSpans(accountId, brandId, today, SPANS)
+              yield* rebuildPageSpans(accountId, brandId)
               update = "rebuilt"
             }
-            yield* sql`update crawler_span_state set as_of = ${today}::date where brand_id = ${brandId}`
+            yield* sql`
+              update crawler_span_state set as_of = ${today}::date where account_id = ${accountId} and brand_id = ${brandId}`
             return update
           }))
           // Not interrupted when the reader that started it goes away (a client's timeout): the work
@@ -535,33 +547,34 @@ export const AgentsRepoLive = Layer.effect(
 
       staleSpans: (today) =>
         sql`
-          select brand_id::int as "brandId" from crawler_span_state where as_of is null or as_of < ${today}::date`.pipe(
-          rows(BrandIdRow),
-          Effect.map((stale) => stale.map((row) => row.brandId)),
-          Effect.orDie
-        ),
+          select account_id::int as "accountId", brand_id::int as "brandId" from crawler_span_state
+          where as_of is null or as_of < ${today}::date`.pipe(rows(BrandKeyRow), Effect.orDie),
 
       sweep: (rawBefore, rollupBefore) =>
         Effect.gen(function*() {
-          // Per brand, so each delete is a range of the (brand_id, ts) / (brand_id, day, ...) indexes.
-          const brands = yield* sql`select id::int as id from brands order by id`.pipe(rows(IdRow))
+          // Per brand, so each delete is a range of the (account_id, brand_id, day, ...) keys.
+          const brands = yield* sql`select account_id::int as "accountId", id::int as "brandId" from brands order by id`.pipe(
+            rows(BrandKeyRow)
+          )
           const total = { hits: 0, rollup: 0, daily: 0, referrals: 0 }
-          for (const { id } of brands) {
+          for (const { accountId, brandId: id } of brands) {
             total.rollup += yield* sql`
               with d as (
                 -- Never a day the brand's 90-day span still holds: moving the span subtracts those days
                 -- (and checks the result against crawler_daily, kept alike).
                 delete from crawler_rollup
-                where brand_id = ${id}
-                  and day < least(${rollupBefore}::date, (select as_of - 89 from crawler_span_state where brand_id = ${id}))
+                where account_id = ${accountId} and brand_id = ${id}
+                  and day < least(${rollupBefore}::date, (select as_of - 89 from crawler_span_state
+                                                          where account_id = ${accountId} and brand_id = ${id}))
                 returning 1
               )
               select count(*)::int as n from d`.pipe(countOf)
             total.daily += yield* sql`
               with d as (
                 delete from crawler_daily
-                where brand_id = ${id}
-                  and day < least(${rollupBefore}::date, (select as_of - 89 from crawler_span_state where brand_id = ${id}))
+                where account_id = ${accountId} and brand_id = ${id}
+                  and day < least(${rollupBefore}::date, (select as_of - 89 from crawler_span_state
+                                                          where account_id = ${accountId} and brand_id = ${id}))
                 returning 1
               )
               select count(*)::int as n from d`.pipe(countOf)

@@ -21,7 +21,7 @@ export const rollStaleSpans: Effect.Effect<void, never, AgentsRepo> = Effect.gen
   const repo = yield* AgentsRepo
   const at = (yield* now).getTime()
   const today = isoDay(at)
-  for (const brandId of yield* repo.staleSpans(today)) yield* repo.ensureSpans(brandId, today)
+  for (const { accountId, brandId } of yield* repo.staleSpans(today)) yield* repo.ensureSpans(accountId, brandId, today)
 })
 
 /** Milliseconds from `at` to the next midnight UTC, plus a second. */

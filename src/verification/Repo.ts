@@ -13,6 +13,7 @@ export { isVerdict, type Verdict, VERDICTS } from "./Verdict.js"
 
 /** A stored hit still waiting for its reverse-DNS check. */
 export const PendingHit = Schema.Struct({
+  accountId: Schema.Number,
   brandId: Schema.Number,
   key: Schema.String,
   bot: Schema.String,
@@ -26,6 +27,7 @@ const IdRow = Schema.Struct({ id: Schema.Number })
 const SettledRow = Schema.Struct({ changed: Schema.Number, brands: Schema.NullOr(Schema.Array(Schema.Number)) })
 
 export interface VerdictUpdate {
+  readonly accountId: number
   readonly brandId: number
   readonly key: string
   /** The final verdict; "unverified" closes the check without changing any figure. */
@@ -67,28 +69,30 @@ export const VerificationRepoLive = Layer.effect(
         ),
       pending: (limit) =>
         sql`
-          select brand_id::int as "brandId", record_key as key, bot, client_ip as "clientIp", ts
+          select account_id::int as "accountId", brand_id::int as "brandId", record_key as key, bot, client_ip as "clientIp", ts
           from crawler_hits where verify_pending order by ts limit ${limit}`.pipe(rows(PendingHit), Effect.orDie),
       settle: (updates) =>
         updates.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
           const settled = yield* sql`
             with v as (
-              select * from unnest(${updates.map((u) => u.brandId)}::int[], ${updates.map((u) => u.key)}::text[],
-                                   ${updates.map((u) => u.verdict)}::text[]) as v(brand_id, record_key, verdict)
+              select * from unnest(${updates.map((u) => u.accountId)}::bigint[], ${updates.map((u) => u.brandId)}::int[],
+                                   ${updates.map((u) => u.key)}::text[], ${updates.map((u) => u.verdict)}::text[])
+                as v(account_id, brand_id, record_key, verdict)
             ), upd as (
+              -- Every key below leads with the account (the hits' primary key, the rollups' unique keys).
               update crawler_hits h set verification = v.verdict, verify_pending = false
               from v
-              where h.brand_id = v.brand_id and h.record_key = v.record_key and h.verify_pending
+              where h.account_id = v.account_id and h.brand_id = v.brand_id and h.record_key = v.record_key and h.verify_pending
               returning h.brand_id, h.account_id, h.ts, h.path, h.bot, h.vendor, h.kind, h.status, h.verification
             ), moved as (
-              select brand_id, min(account_id) as account_id, (ts at time zone 'UTC')::date as day, path, bot,
+              select brand_id, account_id, (ts at time zone 'UTC')::date as day, path, bot,
                      min(vendor) as vendor, min(kind) as kind, status, verification, count(*)::int as n, max(ts) as ls
               from upd where verification <> 'unverified'
-              group by brand_id, 3, path, bot, status, verification
+              group by account_id, brand_id, 3, path, bot, status, verification
             ), roll_out as (
               update crawler_rollup r set hits = r.hits - m.n
-              from (select brand_id, day, path, bot, status, sum(n)::int as n from moved group by 1, 2, 3, 4, 5) m
-              where r.brand_id = m.brand_id and r.day = m.day and r.path = m.path and r.bot = m.bot
+              from (select account_id, brand_id, day, path, bot, status, sum(n)::int as n from moved group by 1, 2, 3, 4, 5, 6) m
+              where r.account_id = m.account_id and r.brand_id = m.brand_id and r.day = m.day and r.path = m.path and r.bot = m.bot
                 and r.status is not distinct from m.status and r.verification = 'unverified'
             ), roll_in as (
               insert into crawler_rollup (brand_id, day, path, bot, status, verification, account_id, vendor, kind, hits, last_seen)
@@ -97,22 +101,33 @@ export const VerificationRepoLive = Layer.effect(
                 set hits = crawler_rollup.hits + excluded.hits, last_seen = greatest(crawler_rollup.last_seen, excluded.last_seen)
             ), daily_out as (
               update crawler_daily d set hits = d.hits - m.n
-              from (select brand_id, day, bot, status, sum(n)::int as n from moved group by 1, 2, 3, 4) m
-              where d.brand_id = m.brand_id and d.day = m.day and d.bot = m.bot and d.status is not distinct from m.status
+              from (select account_id, brand_id, day, bot, status, sum(n)::int as n from moved group by 1, 2, 3, 4, 5) m
+              where d.account_id = m.account_id and d.brand_id = m.brand_id and d.day = m.day and d.bot = m.bot and d.status is not distinct from m.status
                 and d.verification = 'unverified'
             ), daily_in as (
               insert into crawler_daily (brand_id, day, bot, status, verification, account_id, vendor, kind, hits)
-              select brand_id, day, bot, status, verification, min(account_id), min(vendor), min(kind), sum(n)::int
-              from moved group by brand_id, day, bot, status, verification
+              select brand_id, day, bot, status, verification, account_id, min(vendor), min(kind), sum(n)::int
+              from moved group by account_id, brand_id, day, bot, status, verification
               on conflict on constraint crawler_daily_verdict_key do update set hits = crawler_daily.hits + excluded.hits
             )
             select (select count(*) from upd where verification <> 'unverified')::int as changed,
                    (select array_agg(distinct brand_id)::int[] from moved) as brands`.pipe(singleRow(SettledRow))
-          const brands = settled.brands ?? []
-          if (brands.length > 0) {
-            // Rows emptied by the move: a read never lists a path or bot with no hits.
-            yield* sql`delete from crawler_rollup where brand_id = any(${brands}::int[]) and verification = 'unverified' and hits = 0`
-            yield* sql`delete from crawler_daily where brand_id = any(${brands}::int[]) and verification = 'unverified' and hits = 0`
+          const moved = new Set(settled.brands ?? [])
+          if (moved.size > 0) {
+            // Rows emptied by the move: a read never lists a path or bot with no hits. The brands moved,
+            // each with its account (brand ids are unique), for the keys that lead with the account.
+            const keys = new Map<number, number>()
+            for (const u of updates) if (moved.has(u.brandId)) keys.set(u.brandId, u.accountId)
+            const accounts = [...keys.values()]
+            const brands = [...keys.keys()]
+            yield* sql`
+              delete from crawler_rollup r
+              using unnest(${accounts}::bigint[], ${brands}::int[]) as k(account_id, brand_id)
+              where r.account_id = k.account_id and r.brand_id = k.brand_id and r.verification = 'unverified' and r.hits = 0`
+            yield* sql`
+              delete from crawler_daily d
+              using unnest(${accounts}::bigint[], ${brands}::int[]) as k(account_id, brand_id)
+              where d.account_id = k.account_id and d.brand_id = k.brand_id and d.verification = 'unverified' and d.hits = 0`
           }
           return settled.changed
         })).pipe(Effect.orDie)

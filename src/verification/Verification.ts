@@ -376,7 +376,7 @@ export const VerificationLive = Layer.scoped(
         const ip = parseIp(h.clientIp)
         const waitKey = ip === null ? h.clientIp : ipKey(ip)
         if ("verdict" in step) {
-          updates.push({ brandId: h.brandId, key: h.key, verdict: step.verdict })
+          updates.push({ accountId: h.accountId, brandId: h.brandId, key: h.key, verdict: step.verdict })
           waitingSince.delete(waitKey)
         } else {
           // The wait counts from when this process first tried the address, not from the hit's own
@@ -386,7 +386,7 @@ export const VerificationLive = Layer.scoped(
             if (waitingSince.size >= config.cacheSize) waitingSince.delete(waitingSince.keys().next().value!)
             waitingSince.set(waitKey, at)
           } else if (at - since > config.giveUpAfterMs) {
-            updates.push({ brandId: h.brandId, key: h.key, verdict: "unverified" })
+            updates.push({ accountId: h.accountId, brandId: h.brandId, key: h.key, verdict: "unverified" })
             givenUp.add(waitKey)
           }
         }

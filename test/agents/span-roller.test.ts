@@ -20,12 +20,19 @@ for (const backend of databaseBackends()) {
     let app: TestApp
     let t: Tenant
     let brandId: number
+    let accountId: number
     beforeAll(async () => {
       app = await makeTestApp(backend, { now: NOW })
       t = await tenant(app, "growth")
       const sent = await postBatch(app, t.key, { site_id: t.siteId, records: HITS.map(toRecord) })
       expect(sent.status).toBe(200)
-      brandId = (await query<{ id: number }>(app, `select id::int as id from brands where slug = $1`, [t.brandSlug]))[0]!.id
+      const [brand] = await query<{ id: number; accountId: number }>(
+        app,
+        `select id::int as id, account_id::int as "accountId" from brands where slug = $1`,
+        [t.brandSlug]
+      )
+      brandId = brand!.id
+      accountId = brand!.accountId
       // A first read builds the brand's spans, ending today.
       const read = await app.fetch(`/api/public/v1/brands/${t.brandSlug}/agents/pages?range=30d`, { headers: bearer(t.key) })
       expect(read.status).toBe(200)
@@ -35,7 +42,7 @@ for (const backend of databaseBackends()) {
     const asOf = async () =>
       (await query<{ day: string }>(app, `select to_char(as_of, 'YYYY-MM-DD') as day from crawler_span_state where brand_id = $1`, [brandId]))[0]?.day
     const ensure = (day: string) =>
-      app.run(Effect.flatMap(AgentsRepo, (r) => r.ensureSpans(brandId, day)).pipe(Effect.provide(AgentsRepoLive)) as Effect.Effect<SpanUpdate>)
+      app.run(Effect.flatMap(AgentsRepo, (r) => r.ensureSpans(accountId, brandId, day)).pipe(Effect.provide(AgentsRepoLive)) as Effect.Effect<SpanUpdate>)
     const until = (day: string, tries = 400) =>
       Effect.promise(async () => {
         for (let i = 0; i < tries; i++) {

@@ -50,9 +50,18 @@ for (const backend of databaseBackends()) {
 
     const repo = <A>(f: (repo: typeof AgentsRepo.Service) => Effect.Effect<A>) =>
       app.run(Effect.flatMap(AgentsRepo, f).pipe(Effect.provide(AgentsRepoLive)) as Effect.Effect<A>)
-    const ensure = (brandId: number, day: string) => repo<SpanUpdate>((r) => r.ensureSpans(brandId, day))
-    const brandOf = async (t: Tenant) =>
-      (await query<{ id: number }>(app, `select id::int as id from brands where slug = $1`, [t.brandSlug]))[0]!.id
+    /** Each brand's account, noted by brandOf. */
+    const accountOf = new Map<number, number>()
+    const ensure = (brandId: number, day: string) => repo<SpanUpdate>((r) => r.ensureSpans(accountOf.get(brandId)!, brandId, day))
+    const brandOf = async (t: Tenant) => {
+      const [brand] = await query<{ id: number; accountId: number }>(
+        app,
+        `select id::int as id, account_id::int as "accountId" from brands where slug = $1`,
+        [t.brandSlug]
+      )
+      accountOf.set(brand!.id, brand!.accountId)
+      return brand!.id
+    }
     const send = async (t: Tenant, hits: ReadonlyArray<Hit>) => {
       const sent = await postBatch(app, t.key, { site_id: t.siteId, records: hits.map(toRecord) })
       expect(sent.status).toBe(200)

@@ -15,13 +15,13 @@ export const makeFakeVerificationRepo = (store: FakeHitsStore) => {
     pending: (limit) =>
       Effect.sync(() =>
         store.hits.filter((h) => h.verifyPending === true && h.clientIp !== null).sort((a, b) => a.ts - b.ts).slice(0, limit)
-          .map((h) => ({ brandId: h.brandId, key: h.key, bot: h.bot, clientIp: h.clientIp!, ts: new Date(h.ts) }))
+          .map((h) => ({ accountId: h.accountId, brandId: h.brandId, key: h.key, bot: h.bot, clientIp: h.clientIp!, ts: new Date(h.ts) }))
       ),
     settle: (updates) =>
       Effect.sync(() => {
         let changed = 0
         for (const u of updates) {
-          const i = store.hits.findIndex((h) => h.brandId === u.brandId && h.key === u.key && h.verifyPending === true)
+          const i = store.hits.findIndex((h) => h.accountId === u.accountId && h.brandId === u.brandId && h.key === u.key && h.verifyPending === true)
           if (i === -1) continue
           if (u.verdict !== "unverified") changed++
           store.hits[i] = { ...store.hits[i]!, verification: u.verdict, verifyPending: false }
