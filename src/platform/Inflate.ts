@@ -16,9 +16,9 @@ export type Inflated = { readonly ok: Uint8Array } | { readonly error: "inflates
  * zlib's output chunk. The gzip trailer's last four bytes give the (last member's) inflated size:
  * when it is plausible (at most 128 times the body, and within the bound) the output fits one
  * chunk, which zlib returns without copying it again; a trailer that lies costs only more chunks,
- * never more than the bound. Otherwise about what logs inflate to (some 10
- * to 30 times), a power of two from 16 KiB to 1 MiB. With zlib's 16 KiB default, a 1 MB delivery
- * took some 70 chunks, each allocated and then copied once more into the result.
+ * never more than the bound. Otherwise about what logs inflate to (some 10 to 30 times), a power
+ * of two from 16 KiB to 1 MiB. With zlib's 16 KiB default, a 1 MB delivery took some 70 chunks,
+ * each allocated and then copied once more into the result.
  */
 const chunkSizeFor = (bytes: Uint8Array, maxBytes: number) => {
   const n = bytes.length
