@@ -9,3 +9,12 @@ import type { Schema } from "effect"
  */
 export const encodedJson = <S extends Schema.Schema.Any>(_schema: S, body: Schema.Schema.Encoded<S>) =>
   HttpServerResponse.unsafeJson(body)
+
+const utf8 = new TextEncoder()
+
+/** A value in a schema's wire form as its JSON body (the bytes encodedJson would send), to keep. */
+export const encodedJsonBytes = <S extends Schema.Schema.Any>(_schema: S, body: Schema.Schema.Encoded<S>): Uint8Array =>
+  utf8.encode(JSON.stringify(body))
+
+/** A 200 JSON response of bytes from encodedJsonBytes: the same response as encodedJson of the value. */
+export const jsonBytesResponse = (bytes: Uint8Array) => HttpServerResponse.uint8Array(bytes, { contentType: "application/json" })

@@ -9,7 +9,7 @@ import { guardedApp } from "./Edge.js"
 import { Lifecycle } from "./Lifecycle.js"
 import { metrics } from "./Metrics.js"
 import { type RateLimitCheck, type RateLimitDecision, rateLimitedResponse, rateLimitHeaders, RateLimiter } from "./RateLimiter.js"
-import { RequestLog } from "./RequestLog.js"
+import { logTimestamp, RequestLog } from "./RequestLog.js"
 import { type RequestFacts, RequestMeta } from "./RequestMeta.js"
 import { type PrecomputedRoute, PrecomputedRoutes, routeKey } from "./PrecomputedRoutes.js"
 import { captureRoute, type RouteCapture } from "./RouteCapture.js"
@@ -133,7 +133,7 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
               // Written out rather than through JSON.stringify of an object: one line per request.
               // The method is a token and the request id passed REQUEST_ID (or is a UUID): no escaping needed.
               requestLog.write(
-                `{"timestamp":"${new Date().toISOString()}","logLevel":"INFO","message":"request","method":"${request.method}",` +
+                `{"timestamp":"${logTimestamp()}","logLevel":"INFO","message":"request","method":"${request.method}",` +
                   `"route":${JSON.stringify(route)},"status":${response.status},"duration_ms":${Math.round(seconds * 100_000) / 100},` +
                   `"account_id":${facts.accountId},"request_id":"${facts.requestId}"}`
               )

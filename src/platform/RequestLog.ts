@@ -37,6 +37,22 @@ export class RequestLogBuffer {
 
 export class RequestLog extends Context.Tag("RequestLog")<RequestLog, RequestLogBuffer>() {}
 
+let formattedAt = -1
+let formatted = ""
+
+/**
+ * Now as a log line's timestamp (ISO 8601, UTC, milliseconds). Formatting a Date took some 2% of
+ * GET /brands' CPU; at thousands of requests a second most fall in a millisecond already formatted.
+ */
+export const logTimestamp = (): string => {
+  const at = Date.now()
+  if (at !== formattedAt) {
+    formattedAt = at
+    formatted = new Date(at).toISOString()
+  }
+  return formatted
+}
+
 /** To stdout; flushed at exit while the Layer lives, and when it is released. */
 export const RequestLogLive = Layer.scoped(
   RequestLog,
