@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test"
 import { Effect } from "effect"
 import { AccountsRepo } from "../src/accounts/Repo.js"
 import { ObservationsRepo } from "../src/observations/Repo.js"
-import { bearer, createBrand, createKey, databaseBackends, json, makeTestApp, serverSchemaUrl, signup, type TestApp } from "./helpers/app.js"
+import { bearer, createBrand, createKey, databaseBackends, json, makeTestApp, signup, type TestApp, twoAppsWithKey } from "./helpers/app.js"
 
 /**
  * The brand lists GET /brands and GET /brands/{slug} answer from memory (src/brands/Brands.ts) are
@@ -67,12 +67,8 @@ for (const backend of databaseBackends()) {
 const serverUrl = process.env.TEST_DATABASE_URL
 describe.skipIf(!serverUrl)("brand lists across server processes (PostgreSQL server)", () => {
   it("a brand created through server A is listed by server B on the next request", async () => {
-    const url = await serverSchemaUrl(serverUrl!)
-    const a = await makeTestApp("postgres", { serverUrl: url })
-    const b = await makeTestApp("postgres", { serverUrl: url })
+    const { a, b, cookie, key: { key }, dispose } = await twoAppsWithKey(serverUrl!, "lists-two@example.test")
     try {
-      const cookie = await signup(a, "lists-two@example.test")
-      const { key } = await createKey(a, cookie)
       // B keeps the empty list.
       expect((await listOf(b, key)).count).toBe(0)
       expect((await listOf(b, key)).count).toBe(0)
@@ -82,8 +78,7 @@ describe.skipIf(!serverUrl)("brand lists across server processes (PostgreSQL ser
       expect((await listOf(b, key)).brands.map((brand) => brand.brand_slug)).toEqual(["acme"])
       expect((await b.fetch("/api/public/v1/brands/acme", { headers: bearer(key) })).status).toBe(200)
     } finally {
-      await a.dispose()
-      await b.dispose()
+      await dispose()
     }
   }, 60_000)
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "bun:test"
-import { bearer, createKey, makeTestApp, serverSchemaUrl, signup } from "./helpers/app.js"
+import { bearer, twoAppsWithKey } from "./helpers/app.js"
 
 /**
  * Two server processes on one PostgreSQL database, each with its own in-process key cache:
@@ -8,12 +8,8 @@ import { bearer, createKey, makeTestApp, serverSchemaUrl, signup } from "./helpe
 const serverUrl = process.env.TEST_DATABASE_URL
 describe.skipIf(!serverUrl)("revocation across server processes (PostgreSQL server)", () => {
   it("a key revoked on server A is refused by server B on its next request", async () => {
-    const url = await serverSchemaUrl(serverUrl!)
-    const a = await makeTestApp("postgres", { serverUrl: url })
-    const b = await makeTestApp("postgres", { serverUrl: url })
+    const { a, b, cookie, key: { id, key }, dispose } = await twoAppsWithKey(serverUrl!, "revoke@example.test")
     try {
-      const cookie = await signup(a, "revoke@example.test")
-      const { id, key } = await createKey(a, cookie)
       // B caches the key as valid.
       expect((await b.fetch("/api/public/v1/brands", { headers: bearer(key) })).status).toBe(200)
       expect((await b.fetch("/api/public/v1/brands", { headers: bearer(key) })).status).toBe(200)
@@ -27,8 +23,7 @@ describe.skipIf(!serverUrl)("revocation across server processes (PostgreSQL serv
       }
       expect(status).toBe(401)
     } finally {
-      await a.dispose()
-      await b.dispose()
+      await dispose()
     }
     // With TEST_SERVERS=2 each app is two server processes: four start here.
   }, 60_000)

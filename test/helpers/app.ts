@@ -179,3 +179,25 @@ export const createBrand = async (app: TestApp, cookie: string, slug: string, ex
 }
 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
+
+/**
+ * Two apps on one fresh schema of the PostgreSQL server at `base` (with TEST_SERVERS=2, each is two
+ * server processes), each with its own in-process caches, and an account with an API key made through
+ * the first: what the tests of invalidation across processes start from. `dispose` ends both.
+ */
+export const twoAppsWithKey = async (base: string, email: string) => {
+  const url = await serverSchemaUrl(base)
+  const a = await makeTestApp("postgres", { serverUrl: url })
+  const b = await makeTestApp("postgres", { serverUrl: url })
+  const dispose = async () => {
+    await a.dispose()
+    await b.dispose()
+  }
+  try {
+    const cookie = await signup(a, email)
+    return { a, b, cookie, key: await createKey(a, cookie), dispose }
+  } catch (error) {
+    await dispose()
+    throw error
+  }
+}
