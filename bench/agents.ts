@@ -13,10 +13,9 @@
  * Then a new day: the spans made to end yesterday, read once with the reader moving them, and
  * ROLL_RUNS (default 5) times after a restart, once the background roll (SpanRollerLive) is done.
  */
-import { spawn } from "bun"
 import { loadavg } from "node:os"
 import postgres from "postgres"
-import { seedAccount } from "./support.js"
+import { seedAccount, startServer } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const HITS = Number(process.env.HITS ?? 5_000_000)
@@ -30,30 +29,10 @@ const url = new URL(adminUrl)
 url.pathname = `/${dbName}`
 const databaseUrl = url.toString()
 const port = 18191
-const base = `http://127.0.0.1:${port}`
-
-const waitFor = async (target: string) => {
-  for (let i = 0; i < 300; i++) {
-    try {
-      await fetch(target)
-      return
-    } catch {
-      await Bun.sleep(100)
-    }
-  }
-  throw new Error(`${target} did not come up`)
-}
-
-const startServer = async () => {
-  const proc = spawn(["bun", "run", "src/app/main.ts"], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", RETENTION_SWEEP_MINUTES: "1440" },
-    stdout: "ignore",
-    stderr: "inherit"
-  })
-  await waitFor(`${base}/healthz`)
-  return proc
-}
-let server = await startServer()
+// As the server runs by default (the request log on), the rate limiters far above the bench's calls.
+const serve = () => startServer({ DATABASE_URL: databaseUrl, RETENTION_SWEEP_MINUTES: "1440", LOG_REQUESTS: "true" }, port)
+let server = await serve()
+const base = server.base
 
 const { key } = await seedAccount(base, databaseUrl, ["bench", "noise-a", "noise-b", "noise-c"])
 const db = postgres(databaseUrl, { max: 1, onnotice: () => {} })
@@ -180,11 +159,10 @@ const ROLL_RUNS = Number(process.env.ROLL_RUNS ?? 5)
 const rollMs: Array<number> = []
 const afterRoll: Array<number> = []
 for (let i = 0; i < ROLL_RUNS; i++) {
-  server.kill()
-  await server.exited
+  await server.stop()
   await spansEndingYesterday()
   const started = performance.now()
-  server = await startServer()
+  server = await serve()
   for (let polls = 0; ; polls++) {
     const [state] = await db<Array<{ current: boolean }>>`
       select as_of = (now() at time zone 'UTC')::date as current from crawler_span_state where brand_id = ${brandId}`
@@ -282,8 +260,7 @@ for (const c of CASES) {
 
 const loadAfter = load()
 
-server.kill()
-await server.exited
+await server.stop()
 await db.end()
 // KEEP_DB=1 keeps the seeded database (its name is printed) for EXPLAIN ANALYZE.
 if (process.env.KEEP_DB === "1") console.log(`kept database ${dbName}`)
