@@ -1,5 +1,6 @@
 import { browserLike } from "./browser-like.js"
-import { Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { RepositoriesLive } from "../../src/app/Layers.js"
 import { type RateLimitRule } from "../../src/platform/Config.js"
 import { sqlServer } from "../../src/platform/Sql.js"
@@ -197,6 +198,7 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
       return fetch(`${server.base}${path}`, { redirect: "manual", ...init, headers })
     },
     run: (effect) => runtime.runPromise(effect),
+    sql: sqlByHand(runtime),
     dispose: async () => {
       const codes = await Promise.all(servers.map((server) => server.stop("SIGTERM")))
       await runtime.dispose()
@@ -207,3 +209,10 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
     }
   }
 }
+
+/** TestApp.sql over a runtime whose context holds the database's SqlClient (none on "fake"). */
+export const sqlByHand = <R, ER>(runtime: ManagedRuntime.ManagedRuntime<R, ER>) => (text: string) =>
+  runtime.runPromise(
+    Effect.flatMap(Effect.serviceOption(SqlClient.SqlClient), (client) =>
+      Option.isSome(client) ? Effect.asVoid(client.value.unsafe(text)) : Effect.dieMessage("no database on this back end"))
+  )
