@@ -158,7 +158,7 @@ for (const backend of databaseBackends()) {
       const asked = Date.now()
       expect((await call(b, `/api/v1/me/webhooks/${id}/test`, "POST")).status).toBe(202)
       const ping = await waitFor("B's ping", () => arrivals.find((r) => r.path === "/fast/b"), 20_000)
-      expect(ping.at - asked).toBeLessThan(3_000)
+      expect(ping.at - asked).toBeLessThan(4_000)
       // A never had more than two attempts in flight, whatever the number of server processes.
       expect(slowMax).toBeGreaterThanOrEqual(1)
       expect(slowMax).toBeLessThanOrEqual(2)
