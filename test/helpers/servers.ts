@@ -26,7 +26,8 @@ const APP_VARIABLES = [
   "RAW_HIT_RETENTION_DAYS", "ROLLUP_RETENTION_DAYS", "RETENTION_SWEEP_MINUTES", "PUBLIC_URL", "FANOUT_GROUP_CAP",
   "SCANNER_ENABLED", "SCANNER_INTERVAL_SECONDS", "SCANNER_CONCURRENCY", "SCANNER_BRANDS_PER_TICK", "ENGINE_TIMEOUT_SECONDS",
   "ENGINE_RETRIES", "ENGINE_RETRY_BASE_MS", "DEMO", "DEMO_DAYS", "TEST_FIXED_NOW",
-  "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "ALERT_SPOOFED_MIN",
+  "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "WEBHOOK_ACCOUNT_CONCURRENCY",
+  "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_TEST_LIMIT", "ALERT_SPOOFED_MIN",
   "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS"
 ]
 
@@ -143,6 +144,9 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
   if (webhooks.retrySchedule !== undefined) env.WEBHOOK_RETRY_SCHEDULE = webhooks.retrySchedule.join(",")
   env.WEBHOOK_ALLOW_PRIVATE = webhooks.allowPrivate === true ? "1" : "0"
   if (webhooks.concurrency !== undefined) env.WEBHOOK_CONCURRENCY = String(webhooks.concurrency)
+  if (webhooks.accountConcurrency !== undefined) env.WEBHOOK_ACCOUNT_CONCURRENCY = String(webhooks.accountConcurrency)
+  if (webhooks.maxEndpoints !== undefined) env.WEBHOOK_MAX_ENDPOINTS = String(webhooks.maxEndpoints)
+  if (webhooks.testLimit !== undefined) env.WEBHOOK_TEST_LIMIT = `${webhooks.testLimit.limit}/${webhooks.testLimit.windowSeconds}`
   if (webhooks.pollMs !== undefined) {
     if (webhooks.pollMs < 50) return inProcess("webhooks.pollMs below the server's minimum of 50 ms")
     env.WEBHOOK_POLL_MS = String(webhooks.pollMs)
