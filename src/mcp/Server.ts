@@ -24,6 +24,7 @@ import { McpCaller, ReadToolsLive, toolOutputSchemas } from "./Tools.js"
 export const MCP_PATH = "/mcp"
 
 const unauthorized = (error: string) => HttpServerResponse.unsafeJson({ error }, { status: 401 })
+const forbidden = (error: string) => HttpServerResponse.unsafeJson({ error }, { status: 403 })
 const methodNotAllowed = HttpServerResponse.unsafeJson(
   { error: "method not allowed: POST JSON-RPC messages to /mcp" },
   { status: 405, headers: { allow: "POST" } }
@@ -64,7 +65,10 @@ const McpProtocolLive = Layer.effect(
       const request = yield* HttpServerRequest.HttpServerRequest
       const authorization = request.headers["authorization"]
       const account = yield* Effect.either(keys.authenticate(authorization))
-      if (account._tag === "Left") return unauthorized(account.left.error)
+      if (account._tag === "Left") {
+        // 403 for a key its plan's cap leaves out after a downgrade, as on the public API.
+        return account.left._tag === "Forbidden" ? forbidden(account.left.error) : unauthorized(account.left.error)
+      }
       // The request log line names the account (src/platform/Middleware.ts).
       yield* noteAccount(account.right.accountId)
       // At most MAX_BATCH messages; the serialization answers malformed ones with JSON-RPC errors.

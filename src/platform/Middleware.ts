@@ -5,6 +5,7 @@ import { capChunkedBody } from "./BodyCap.js"
 import { canonicalPath } from "./CanonicalPath.js"
 import { clientIp as clientIpOf } from "./ClientIp.js"
 import { AppConfig } from "./Config.js"
+import { canonicalEmail } from "./Email.js"
 import { guardedApp } from "./Edge.js"
 import { Lifecycle } from "./Lifecycle.js"
 import { metrics } from "./Metrics.js"
@@ -174,9 +175,9 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
             // looked for (a body that is not JSON is refused 415 by the CSRF guard anyway).
             return Effect.flatMap(Effect.orElseSucceed(served.text, () => ""), (text) => {
               const email = signInEmail(text)
-              if (typeof email === "string" && email.trim() !== "") {
-                checks.push({ bucket: "auth-email:" + email.trim().toLowerCase().slice(0, 320), rule: rules.authEmail })
-              }
+              // The canonical form the account look-up uses too: every spelling of one address shares a bucket.
+              const key = typeof email === "string" ? canonicalEmail(email) : ""
+              if (key !== "") checks.push({ bucket: "auth-email:" + key.slice(0, 320), rule: rules.authEmail })
               return limited(checks, app)
             })
           }
