@@ -6,6 +6,7 @@ import { canonicalPath } from "./CanonicalPath.js"
 import { clientIp as clientIpOf } from "./ClientIp.js"
 import { AppConfig } from "./Config.js"
 import { guardedApp } from "./Edge.js"
+import { headerRefusal } from "./HeaderCap.js"
 import { Lifecycle } from "./Lifecycle.js"
 import { metrics } from "./Metrics.js"
 import { type RateLimitCheck, type RateLimitDecision, rateLimitedResponse, rateLimitHeaders, RateLimiter } from "./RateLimiter.js"
@@ -156,6 +157,8 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
 
           const admit = (): Served => {
             if (lifecycle.draining) return Effect.succeed(DRAINING)
+            const oversized = headerRefusal(request)
+            if (oversized !== undefined) return Effect.succeed(oversized)
             // A declared length over the cap is refused here, unread (see BodyCap.ts).
             if (declared !== undefined && Number(declared) > config.maxBodyBytes) return Effect.succeed(tooLarge)
             // The router's own spelling of the path: `/API/v1/auth/login/` or `//mcp` meets the same limits.

@@ -1,10 +1,44 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { bearer, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+import { type RunningServer, startServer } from "./server.js"
 
 /**
- * Bounds at the edge of the service (docs/security.md, "Bounds on a request's cost"): MCP messages the
- * protocol forbids or that nest without end are refused at once.
+ * Bounds at the edge of the service (docs/security.md, "Bounds on a request's cost"): over-long request
+ * targets and headers answered by the app, not by Bun; MCP messages the protocol forbids or that nest
+ * without end refused at once.
  */
+
+describe("over-long request targets and headers: the app's JSON error with a request id (a real server)", () => {
+  let server: RunningServer
+  let dataDir: string
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "aiv-edge-bounds-"))
+    server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: "" })
+  }, 60_000)
+  afterAll(async () => {
+    await server.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  const expectJsonError = async (response: Response, status: number, text: string) => {
+    expect(response.status).toBe(status)
+    expect(response.headers.get("content-type")).toContain("application/json")
+    expect(response.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await response.json()).toEqual({ error: expect.stringContaining(text) })
+  }
+
+  it("a 20 KB header: 431 JSON; a 10 KB or 40 KB query: 414 JSON; ordinary requests untouched", async () => {
+    await expectJsonError(await fetch(`${server.base}/healthz`, { headers: { "x-big": "x".repeat(20_000) } }), 431, "headers too large")
+    await expectJsonError(await fetch(`${server.base}/healthz`, { headers: { cookie: `a=${"y".repeat(30_000)}` } }), 431, "headers too large")
+    await expectJsonError(await fetch(`${server.base}/api/public/v1/brands?q=${"z".repeat(10_000)}`), 414, "target too long")
+    await expectJsonError(await fetch(`${server.base}/${"p".repeat(40_000)}`), 414, "target too long")
+    const fine = await fetch(`${server.base}/healthz?q=${"z".repeat(4_000)}`, { headers: { "x-some": "x".repeat(8_000) } })
+    expect(fine.status).toBe(200)
+  })
+})
 
 describe("POST /mcp: an id of null and deep nesting are refused at once", () => {
   let app: TestApp
