@@ -1,15 +1,172 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
+import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bearer, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+import type { RateLimitRules } from "../../src/platform/Config.js"
+import {
+  bearer,
+  createBrand,
+  createKey,
+  databaseBackends,
+  makeTestApp,
+  serverSchemaUrl,
+  signup,
+  type TestApp
+} from "../helpers/app.js"
+import { gatedSql } from "../helpers/gatedSql.js"
 import { type RunningServer, startServer } from "./server.js"
 
 /**
- * Bounds at the edge of the service (docs/security.md, "Bounds on a request's cost"): over-long request
- * targets and headers answered by the app, not by Bun; MCP messages the protocol forbids or that nest
- * without end refused at once.
+ * Bounds at the edge of the service (docs/security.md, "Bounds on a request's cost"): reads in flight per
+ * key and per session, the dashboard's reads rate limited like the public ones, a statement timeout
+ * answered 503; over-long request targets and headers answered by the app, not by Bun; MCP messages the
+ * protocol forbids or that nest without end refused at once.
  */
+
+const OFF = { limit: 0, windowSeconds: 1 }
+const rules = (overrides: Partial<RateLimitRules>): RateLimitRules => ({
+  apiKey: OFF,
+  apiIp: OFF,
+  collectSite: OFF,
+  authEmail: OFF,
+  authIp: OFF,
+  ...overrides
+})
+
+/** Whether a promise is still pending after `ms`. */
+const pendingAfter = async (promise: Promise<unknown>, ms: number) =>
+  await Promise.race([promise.then(() => false, () => false), Bun.sleep(ms).then(() => true)])
+
+describe("reads in flight per API key and per dashboard session: at most N, 429 with Retry-After beyond", () => {
+  let app: TestApp
+  let cookie: string
+  let key: string
+  let otherKey: string
+  // While set, every statement waits for it: the reads started then stay in flight.
+  let hold: { promise: Promise<void>; resolve: () => void } | undefined
+  const gate = Effect.suspend(() => (hold === undefined ? Effect.void : Effect.promise(() => hold!.promise)))
+
+  beforeAll(async () => {
+    app = await makeTestApp("pglite", { wrapSql: gatedSql(gate), config: { concurrentReads: { perKey: 2, perSession: 2 } } })
+    cookie = await signup(app, "inflight@example.test")
+    await createBrand(app, cookie, "acme")
+    key = (await createKey(app, cookie)).key
+    const other = await signup(app, "inflight-other@example.test")
+    await createBrand(app, other, "acme")
+    otherKey = (await createKey(app, other)).key
+  })
+  afterAll(() => app.dispose())
+
+  const read = (headers: Record<string, string>, path = "/api/public/v1/brands/acme/agents?range=90d") => app.fetch(path, { headers })
+  const twin = () => read({ cookie }, "/api/v1/me/brands/acme/agents?range=90d")
+  const mcp = (authorization: Record<string, string>) =>
+    app.fetch("/mcp", {
+      method: "POST",
+      headers: { ...authorization, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_brands", arguments: {} } })
+    })
+  const expectRefused = async (answer: Promise<Response>, holder: string) => {
+    // Refused at once, or still waiting on the database with the others (then this fails in 2 s).
+    const response = await Promise.race([answer, Bun.sleep(2_000).then(() => new Response("still in flight after 2 s", { status: 599 }))])
+    expect(response.status).toBe(429)
+    expect(response.headers.get("retry-after")).toBe("1")
+    expect(await response.json()).toEqual({ error: expect.stringContaining(`in flight for this ${holder}: at most 2`) })
+  }
+
+  it("two reads of a key in flight: its third read and its MCP call are refused at once; another key is not", async () => {
+    let release!: () => void
+    hold = { promise: new Promise<void>((resolve) => (release = resolve)), resolve: () => release() }
+    const held = [read(bearer(key)), read(bearer(key))]
+    const heldTwins = [twin(), twin()]
+    const other = read(bearer(otherKey))
+    try {
+      expect(await pendingAfter(Promise.all([...held, ...heldTwins]), 100)).toBe(true)
+      await expectRefused(read(bearer(key)), "API key")
+      await expectRefused(mcp(bearer(key)), "API key")
+      await expectRefused(twin(), "session")
+    } finally {
+      hold = undefined
+      release()
+    }
+    for (const response of [...held, ...heldTwins, other]) expect((await response).status).toBe(200)
+    // The slots were given back with the answers.
+    expect((await read(bearer(key))).status).toBe(200)
+    expect((await twin()).status).toBe(200)
+    expect((await mcp(bearer(key))).status).toBe(200)
+  })
+})
+
+describe("the dashboard's reads (the twins of the public reads) meet the public reads' rate limits", () => {
+  let app: TestApp
+  beforeAll(async () => {
+    app = await makeTestApp("fake", { config: { rateLimits: rules({ apiKey: { limit: 3, windowSeconds: 600 } }) } })
+  })
+  afterAll(() => app.dispose())
+
+  it("per session: three twin reads pass, the fourth is 429 with Retry-After; another session is untouched", async () => {
+    const cookie = await signup(app, "twin-limit@example.test")
+    await createBrand(app, cookie, "acme")
+    const twin = (c: string) => app.fetch("/api/v1/me/brands/acme/agents?range=90d", { headers: { cookie: c } })
+    for (let i = 0; i < 3; i++) expect((await twin(cookie)).status).toBe(200)
+    const refused = await twin(cookie)
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+    expect(refused.headers.get("ratelimit-limit")).toBe("3")
+    expect(await refused.json()).toEqual({ error: "rate limit exceeded" })
+    expect((await app.fetch("/api/v1/me/citations/fanouts?range=90d", { headers: { cookie } })).status).toBe(429)
+    const other = await signup(app, "twin-limit-other@example.test")
+    await createBrand(app, other, "acme")
+    expect((await twin(other)).status).toBe(200)
+  })
+})
+
+for (const backend of databaseBackends().filter((b) => b === "postgres")) {
+  describe(`a statement timeout on the server's connections: 503 "took too long", not 500 (${backend})`, () => {
+    let app: TestApp
+    let url: string
+    let cookie: string
+    let key: string
+    beforeAll(async () => {
+      url = await serverSchemaUrl(process.env.TEST_DATABASE_URL!)
+      app = await makeTestApp(backend, { serverUrl: url, config: { statementTimeoutMs: 400 } })
+      cookie = await signup(app, "timeout@example.test")
+      await createBrand(app, cookie, "acme")
+      key = (await createKey(app, cookie)).key
+    })
+    afterAll(() => app.dispose())
+
+    it("a read waiting on a lock past the timeout answers 503 with a clear error, at once after the timeout", async () => {
+      const path = "/api/public/v1/brands/acme/agents?range=90d"
+      expect((await app.fetch(path, { headers: bearer(key) })).status).toBe(200)
+      const { Client } = await import("pg")
+      const locker = new Client({ connectionString: url })
+      await locker.connect()
+      try {
+        // Another session holds the crawler tables, as a long report or a migration would.
+        await locker.query("begin")
+        await locker.query(
+          "lock table crawler_span, crawler_span_state, crawler_rollup, crawler_daily, crawler_page_span in access exclusive mode"
+        )
+        for (const [request, headers] of [[path, bearer(key)], ["/api/v1/me/brands/acme/agents?range=90d", { cookie }]] as const) {
+          const started = performance.now()
+          const response = await Promise.race([
+            app.fetch(request, { headers }),
+            Bun.sleep(5_000).then(() => new Response("still waiting after 5 s", { status: 599 }))
+          ])
+          expect(response.status).toBe(503)
+          expect(await response.json()).toEqual({ error: expect.stringContaining("took too long") })
+          expect(performance.now() - started).toBeLessThan(4_000)
+        }
+      } finally {
+        await locker.query("rollback")
+        await locker.end()
+      }
+      expect((await app.fetch(path, { headers: bearer(key) })).status).toBe(200)
+    })
+  })
+}
+
 
 describe("over-long request targets and headers: the app's JSON error with a request id (a real server)", () => {
   let server: RunningServer
