@@ -156,11 +156,8 @@ const brandCompletion = (input: string) =>
     const caller = yield* Effect.serviceOption(McpCaller)
     const inProcess = yield* InProcessApp
     if (Option.isNone(caller)) return []
-    const { body, status } = yield* inProcess.run({
-      method: "GET",
-      url: "/api/public/v1/brands",
-      headers: { authorization: caller.value.authorization }
-    }).pipe(Effect.flatMap(readJson), caller.value.oneReadAtATime.withPermits(1))
+    const response = yield* inProcess.run({ method: "GET", url: "/api/public/v1/brands", headers: { authorization: caller.value.authorization } })
+    const { body, status } = yield* readJson(response)
     if (status !== 200) return []
     const decoded = Schema.decodeUnknownOption(Schema.Struct({ brands: Schema.Array(Schema.Struct({ brand_slug: Schema.String })) }))(body)
     return Option.match(decoded, {

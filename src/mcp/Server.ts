@@ -84,8 +84,7 @@ const McpProtocolLive = Layer.effect(
         if (Option.isSome(decision) && !decision.value.allowed) return rateLimitedResponse(decision.value)
       }
       // The tool handlers run in fibers that inherit this request's context: they read the key here.
-      const oneReadAtATime = yield* Effect.makeSemaphore(1)
-      const response = yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization!, oneReadAtATime })
+      const response = yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
       // Only notifications or responses arrived: nothing to answer, as the transport has it.
       return isEmptyBody(response) ? HttpServerResponse.empty({ status: 202 }) : statusOfUnaccepted(response)
     })

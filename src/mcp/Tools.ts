@@ -24,14 +24,7 @@ import { InProcessApp, readJson } from "../web/InProcess.js"
  */
 
 /** The Authorization header of the MCP request being served (set by the /mcp route after the key check). */
-/**
- * The /mcp request a tool runs for: its key, and the one permit its reads share, so that the calls of
- * a batch read one after another and a POST /mcp is one read in flight of its key (docs/security.md).
- */
-export class McpCaller extends Context.Tag("McpCaller")<McpCaller, {
-  readonly authorization: string
-  readonly oneReadAtATime: Effect.Semaphore
-}>() {}
+export class McpCaller extends Context.Tag("McpCaller")<McpCaller, { readonly authorization: string }>() {}
 
 /** Tool names of the public read endpoints, by `group.endpoint`. */
 const TOOL_NAMES: Record<string, string> = {
@@ -406,11 +399,12 @@ export const ReadToolsLive = Layer.effectDiscard(
             const decoded = tool.decode(args ?? {})
             if (Either.isLeft(decoded)) return toolError({ error: decoded.left }, 400)
             const params = decoded.right
-            const { body, status } = yield* inProcess.run({
+            const response = yield* inProcess.run({
               method: "GET",
               url: requestUrl(tool, params),
               headers: { authorization: caller.value.authorization }
-            }).pipe(Effect.flatMap(readJson), caller.value.oneReadAtATime.withPermits(1))
+            })
+            const { body, status } = yield* readJson(response)
             if (status < 200 || status >= 300) return toolError(body, status)
             const result = tool.paging === undefined ? body : pageOf(tool.paging, body, params)
             return new McpSchema.CallToolResult({ isError: false, structuredContent: result, content: textResult(result) })

@@ -69,6 +69,13 @@ const DRAINING = HttpServerResponse.unsafeJson(
 
 type Served = Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
 
+/** The 429 of a read over its key's or session's bound, counted with the rate limits' refusals in /metrics. */
+const refuseInFlight = (limit: number, holder: "API key" | "session"): Served =>
+  Effect.sync(() => {
+    metrics.rateLimited++
+    return tooManyInFlight(limit, holder)
+  })
+
 /** The precomputed route's answer, else the router's; the route's name is caught for the log either way. */
 const precomputedOr = (
   route: PrecomputedRoute,
@@ -187,7 +194,7 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
                 const bucket = keyBucket(token)
                 // Before any token is taken: a read refused here costs the key nothing.
                 if (boundReads) {
-                  if (!inFlight.tryTake(bucket, readsPerKey)) return Effect.succeed(tooManyInFlight(readsPerKey, "API key"))
+                  if (!inFlight.tryTake(bucket, readsPerKey)) return refuseInFlight(readsPerKey, "API key")
                   held = bucket
                 }
                 if (rules.apiKey.limit > 0) checks.push({ bucket, rule: rules.apiKey })
@@ -202,7 +209,7 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
               if (session !== undefined && session !== "") {
                 const bucket = sessionBucket(session)
                 if (readsPerSession > 0) {
-                  if (!inFlight.tryTake(bucket, readsPerSession)) return Effect.succeed(tooManyInFlight(readsPerSession, "session"))
+                  if (!inFlight.tryTake(bucket, readsPerSession)) return refuseInFlight(readsPerSession, "session")
                   held = bucket
                 }
                 if (rules.apiKey.limit > 0) checks.push({ bucket, rule: rules.apiKey })

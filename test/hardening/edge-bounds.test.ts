@@ -45,7 +45,19 @@ describe("reads in flight per API key and per dashboard session: at most N, 429 
   let otherKey: string
   // While set, every statement waits for it: the reads started then stay in flight.
   let hold: { promise: Promise<void>; resolve: () => void } | undefined
-  const gate = Effect.suspend(() => (hold === undefined ? Effect.void : Effect.promise(() => hold!.promise)))
+  // While above 0, every statement of the agents' tables first waits this long; the most waiting at once is kept.
+  let delayMs = 0
+  let waiting = 0
+  let mostWaiting = 0
+  const slow = Effect.acquireUseRelease(
+    Effect.sync(() => (mostWaiting = Math.max(mostWaiting, ++waiting))),
+    () => Effect.sleep(delayMs),
+    () => Effect.sync(() => waiting--)
+  )
+  const gate = (sql: string) =>
+    Effect.suspend(() =>
+      hold !== undefined ? Effect.promise(() => hold!.promise) : delayMs > 0 && sql.includes("crawler_") ? slow : Effect.void
+    )
 
   beforeAll(async () => {
     app = await makeTestApp("pglite", { wrapSql: gatedSql(gate), config: { concurrentReads: { perKey: 2, perSession: 2 } } })
@@ -94,6 +106,33 @@ describe("reads in flight per API key and per dashboard session: at most N, 429 
     expect((await read(bearer(key))).status).toBe(200)
     expect((await twin()).status).toBe(200)
     expect((await mcp(bearer(key))).status).toBe(200)
+  })
+
+  it("the tool calls of one MCP batch read one after another: a batch is one read in flight of its key", async () => {
+    const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "get_brand_agents", arguments: { slug: "acme" } } })
+    const post = async (body: unknown) => {
+      const started = performance.now()
+      const response = await app.fetch("/mcp", {
+        method: "POST",
+        headers: { ...bearer(key), "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify(body)
+      })
+      expect(response.status).toBe(200)
+      const answers: unknown = await response.json()
+      expect(JSON.stringify(answers)).not.toContain(`"isError":true`)
+      return { answers, ms: performance.now() - started }
+    }
+    // Warm: the key, the brand and its spans are known; each call now costs the same statements.
+    await post(call(1))
+    delayMs = 100
+    try {
+      const three = await post([call(3), call(4), call(5)])
+      expect(three.answers).toHaveLength(3)
+      // In parallel, the three calls' statements would wait side by side.
+      expect(mostWaiting).toBe(1)
+    } finally {
+      delayMs = 0
+    }
   })
 })
 
