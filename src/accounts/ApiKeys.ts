@@ -64,7 +64,7 @@ export const ApiKeysLive = Layer.scoped(
     const invalidations = yield* Invalidations
     // Keys by hash, kept in process so the bearer check costs no query on the hot path. A revoke
     // drops the entry at once here and, through the invalidation channel, in every other process
-    // (its payload is the bare hash). Unknown hashes are cached too (a key cannot be guessed before
+    // (its payload is the bare hash, "*" every key). Unknown hashes are cached too (a key cannot be guessed before
     // it exists).
     const cache = channelCache<string, KeyLookup | null>(invalidations, { prefix: "", key: (hash) => hash, maxWeight: CACHE_MAX })
     /** key id -> last use not yet written: at most one write per key per flush interval. */

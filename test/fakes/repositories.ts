@@ -3,7 +3,7 @@ import { ApiKeysRepo, type ApiKeyRow } from "../../src/accounts/KeysRepo.js"
 import { isPlanId, type Plan, type PlanId } from "../../src/accounts/Plans.js"
 import { AccountsRepo, EmailTaken } from "../../src/accounts/Repo.js"
 import { BrandsRepo, type BrandRow, type CompetitorRow, NameTaken, type PromptRow, SlugTaken } from "../../src/brands/Repo.js"
-import { Database } from "../../src/platform/Sql.js"
+import { Database, Listening } from "../../src/platform/Sql.js"
 import { makeFakeAgentsRepo } from "./agents.js"
 import { makeFakeIngestionRepos } from "./ingestion.js"
 import { makeFakeVerificationRepo } from "./verification.js"
@@ -247,11 +247,19 @@ export const FakeDatabase = Layer.effect(
   Database,
   Effect.map(PubSub.unbounded<{ channel: string; payload: string }>(), (hub) => ({
     kind: "memory" as const,
+    // Subscribed before `Listening` is emitted, as a LISTEN is.
     listen: (channel: string) =>
-      Stream.fromPubSub(hub).pipe(
-        Stream.filter((message) => message.channel === channel),
-        Stream.map((message) => message.payload)
+      Stream.unwrapScoped(
+        Effect.map(PubSub.subscribe(hub), (subscription) =>
+          Stream.concat(
+            Stream.succeed<string | Listening>(Listening),
+            Stream.fromQueue(subscription).pipe(
+              Stream.filter((message) => message.channel === channel),
+              Stream.map((message) => message.payload)
+            )
+          ))
       ),
+    relisten: () => {},
     notify: (channel: string, payload: string) => Effect.asVoid(PubSub.publish(hub, { channel, payload })),
     ping: Effect.void,
     instanceId: "memory",

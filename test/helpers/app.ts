@@ -16,7 +16,7 @@ import { Resolver, resolverFake, type ResolverShape } from "../../src/verificati
 import { verificationConfigTest, type VerificationConfigShape } from "../../src/verification/Verification.js"
 import { fixedClock } from "./clock.js"
 import { browserLike } from "./browser-like.js"
-import { makeServerApp, planServers, twoServerMode } from "./servers.js"
+import { makeServerApp, planServers, sqlByHand, twoServerMode } from "./servers.js"
 
 export type Backend = "fake" | "pglite" | "postgres"
 
@@ -49,6 +49,8 @@ export interface TestApp {
   readonly fetch: (path: string, init?: RequestInit) => Promise<Response>
   /** Runs an effect against the same repositories and database as the app (set a plan, read rows). */
   readonly run: <A, E>(effect: Effect.Effect<A, E, Repositories | Database>) => Promise<A>
+  /** SQL by hand on the app's database, as an operator would run it (database back ends only). */
+  readonly sql: (text: string) => Promise<void>
   readonly dispose: () => Promise<void>
 }
 
@@ -138,6 +140,7 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       return handler(new Request(`http://localhost${path}`, { ...init, headers }))
     },
     run: (effect) => runtime.runPromise(effect),
+    sql: sqlByHand(runtime),
     dispose: async () => {
       await dispose()
       await runtime.dispose()

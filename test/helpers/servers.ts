@@ -1,5 +1,6 @@
 import { browserLike } from "./browser-like.js"
-import { Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { RepositoriesLive } from "../../src/app/Layers.js"
 import { type RateLimitRule } from "../../src/platform/Config.js"
 import { sqlServer } from "../../src/platform/Sql.js"
@@ -25,7 +26,8 @@ const APP_VARIABLES = [
   "RAW_HIT_RETENTION_DAYS", "ROLLUP_RETENTION_DAYS", "RETENTION_SWEEP_MINUTES", "PUBLIC_URL", "FANOUT_GROUP_CAP",
   "SCANNER_ENABLED", "SCANNER_INTERVAL_SECONDS", "SCANNER_CONCURRENCY", "SCANNER_BRANDS_PER_TICK", "ENGINE_TIMEOUT_SECONDS",
   "ENGINE_RETRIES", "ENGINE_RETRY_BASE_MS", "DEMO", "DEMO_DAYS", "TEST_FIXED_NOW",
-  "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "ALERT_SPOOFED_MIN",
+  "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "WEBHOOK_ACCOUNT_CONCURRENCY",
+  "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_TEST_LIMIT", "ALERT_SPOOFED_MIN",
   "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS", "CONCURRENT_READS_PER_KEY", "CONCURRENT_READS_PER_SESSION", "STATEMENT_TIMEOUT_MS"
 ]
 
@@ -149,6 +151,9 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
   if (webhooks.retrySchedule !== undefined) env.WEBHOOK_RETRY_SCHEDULE = webhooks.retrySchedule.join(",")
   env.WEBHOOK_ALLOW_PRIVATE = webhooks.allowPrivate === true ? "1" : "0"
   if (webhooks.concurrency !== undefined) env.WEBHOOK_CONCURRENCY = String(webhooks.concurrency)
+  if (webhooks.accountConcurrency !== undefined) env.WEBHOOK_ACCOUNT_CONCURRENCY = String(webhooks.accountConcurrency)
+  if (webhooks.maxEndpoints !== undefined) env.WEBHOOK_MAX_ENDPOINTS = String(webhooks.maxEndpoints)
+  if (webhooks.testLimit !== undefined) env.WEBHOOK_TEST_LIMIT = `${webhooks.testLimit.limit}/${webhooks.testLimit.windowSeconds}`
   if (webhooks.pollMs !== undefined) {
     if (webhooks.pollMs < 50) return inProcess("webhooks.pollMs below the server's minimum of 50 ms")
     env.WEBHOOK_POLL_MS = String(webhooks.pollMs)
@@ -204,6 +209,7 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
       return fetch(`${server.base}${path}`, { redirect: "manual", ...init, headers })
     },
     run: (effect) => runtime.runPromise(effect),
+    sql: sqlByHand(runtime),
     dispose: async () => {
       const codes = await Promise.all(servers.map((server) => server.stop("SIGTERM")))
       await runtime.dispose()
@@ -214,3 +220,10 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
     }
   }
 }
+
+/** TestApp.sql over a runtime whose context holds the database's SqlClient (none on "fake"). */
+export const sqlByHand = <R, ER>(runtime: ManagedRuntime.ManagedRuntime<R, ER>) => (text: string) =>
+  runtime.runPromise(
+    Effect.flatMap(Effect.serviceOption(SqlClient.SqlClient), (client) =>
+      Option.isSome(client) ? Effect.asVoid(client.value.unsafe(text)) : Effect.dieMessage("no database on this back end"))
+  )
