@@ -11,7 +11,7 @@ import { noteAccount } from "../platform/RequestMeta.js"
 import { RateLimiter, rateLimitedResponse } from "../platform/RateLimiter.js"
 import { InProcessAppLive } from "../web/InProcess.js"
 import { INSTRUCTIONS, PromptsLive } from "./Guide.js"
-import { batchTooLarge, layerMcpJsonRpc, MAX_BATCH, messageCount, statusOfUnaccepted } from "./JsonRpc.js"
+import { batchTooLarge, layerMcpJsonRpc, MAX_BATCH, messageCount, nestedTooDeep, nestedTooDeepResponse, statusOfUnaccepted } from "./JsonRpc.js"
 import { McpCaller, ReadToolsLive, toolOutputSchemas } from "./Tools.js"
 
 /**
@@ -72,7 +72,10 @@ const McpProtocolLive = Layer.effect(
       // The request log line names the account (src/platform/Middleware.ts).
       yield* noteAccount(account.right.accountId)
       // At most MAX_BATCH messages; the serialization answers malformed ones with JSON-RPC errors.
-      const messages = messageCount(yield* Effect.orElseSucceed(request.text, () => ""))
+      const text = yield* Effect.orElseSucceed(request.text, () => "")
+      // Bounded before anything parses it: depth costs every later step, some of them recursively.
+      if (nestedTooDeep(text)) return nestedTooDeepResponse()
+      const messages = messageCount(text)
       if (messages > MAX_BATCH) return batchTooLarge()
       if (messages > 1) {
         // The edge took one token for the request: a batch takes one more per further message.

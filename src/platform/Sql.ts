@@ -213,7 +213,13 @@ const makeListener = (connect: () => Pg.Client) => {
   return { listen, relisten: () => lose(new Error("no longer heard through")) }
 }
 
-const serverLayer = (url: Redacted.Redacted) => {
+/**
+ * The server back end. `statementTimeoutMs` (0: none) is every connection's statement_timeout, sent at
+ * connect: PostgreSQL cancels a statement running (or waiting for a lock) longer, with SQLSTATE 57014,
+ * which the edge answers 503 "took too long" (src/platform/Edge.ts). Migrations lift it for their own
+ * transaction (src/platform/Migrations.ts).
+ */
+const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
   let current: Pg.Pool | undefined
   const instanceId = crypto.randomUUID()
   const client = PgClient.layerFromPool({
@@ -224,6 +230,7 @@ const serverLayer = (url: Redacted.Redacted) => {
           max: POOL_MAX,
           idleTimeoutMillis: 30_000,
           application_name: APPLICATION + instanceId,
+          ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
           types: pgTypes,
           Client: PreparingClient
         })
@@ -369,7 +376,7 @@ const embeddedLayer = (dataDir: string) =>
 export const SqlLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => serverLayer(url),
+      onSome: (url) => serverLayer(url, config.statementTimeoutMs),
       onNone: () => embeddedLayer(config.dataDir)
     })
   )
@@ -378,5 +385,5 @@ export const SqlLive = Layer.unwrapEffect(
 /** A fresh in-memory embedded database, for tests. */
 export const SqlMemory = embeddedLayer("memory://")
 
-/** A server database at this URL, for tests against PostgreSQL. */
-export const sqlServer = (url: string) => serverLayer(Redacted.make(url))
+/** A server database at this URL, for tests against PostgreSQL (a statement timeout in ms, 0 for none). */
+export const sqlServer = (url: string, statementTimeoutMs = 0) => serverLayer(Redacted.make(url), statementTimeoutMs)

@@ -106,7 +106,10 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       ? Layer.mergeAll(makeFakeRepositories().layer, FakeDatabase)
       : backend === "pglite"
       ? RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(SqlMemory))))
-      : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!))))))
+      : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(
+        options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!),
+        options.config?.statementTimeoutMs ?? 0
+      )))))
 
   const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>(), ...options.config })
   const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext, options.now ? Layer.setClock(fixedClock(options.now)) : Layer.empty).pipe(
