@@ -73,11 +73,11 @@ describe("batch records (docs/ingestion.md, docs/decisions.md)", () => {
     expect(fromBatchRecord({ ua: "x", path: "/", ts: 5 }, NOW)).toBeNull() // 1970: not a request log
     expect(fromBatchRecord({ ua: "x", path: "/", ref: null, ip: null }, NOW)).not.toBeNull()
   })
-  it("paths: full URLs, missing slash, NUL bytes", () => {
+  it("paths: full URLs, missing slash, NUL bytes escaped", () => {
     expect(splitPath("https://www.acme.com/a?b=1")).toEqual({ path: "/a", query: "b=1" })
     expect(splitPath("https://www.acme.com")).toEqual({ path: "/", query: "" })
     expect(splitPath("a/b")).toEqual({ path: "/a/b", query: "" })
-    expect(splitPath("/a\u0000b")).toEqual({ path: "/ab", query: "" })
+    expect(splitPath("/a\u0000b")).toEqual({ path: "/a%00b", query: "" })
   })
 })
 
