@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { isGzip, makeDrainDecoder, parseRecords } from "../../src/ingestion/DrainDecoder.js"
-import { batchTsToMs, fromBatchRecord, fromDrainRecord, referrerEngine, splitPath } from "../../src/ingestion/Records.js"
+import { batchTsToMs, canonicalPath, canonicalQuery, fromBatchRecord, fromDrainRecord, hostOfTarget, referrerEngine, splitPath } from "../../src/ingestion/Records.js"
 import { makeTestApp, type TestApp } from "../helpers/app.js"
 import { array, buildRecord, drainUrl, functionOutput, gzip, MIXED, mixedDelivery, ndjson, postDrain, requestRecord, tenant, type Tenant, UA } from "./fixtures.js"
 
@@ -56,6 +56,32 @@ describe("log-drain records (docs/ingestion.md)", () => {
   it("falls back to the record timestamp, then to the receive time", () => {
     expect(fromDrainRecord({ timestamp: NOW - 9, proxy: { method: "GET", path: "/" } }, NOW)!.ts).toBe(NOW - 9)
     expect(fromDrainRecord({ proxy: { method: "GET", path: "/", timestamp: "soon" } }, NOW)!.ts).toBe(NOW)
+  })
+})
+
+describe("one canonical path (docs/ingestion.md, \"One page, one path\")", () => {
+  it("normalises percent-encoding as RFC 3986 6.2.2 does", () => {
+    for (const form of ["/café menu", "/caf%c3%a9%20menu", "/caf%C3%A9%20menu", "/caf%C3%a9 menu"]) {
+      expect(canonicalPath(form)).toBe("/caf%C3%A9%20menu")
+    }
+    expect(canonicalPath("/%7Euser/%41%2f%2F")).toBe("/~user/A%2F%2F")
+    expect(canonicalPath("/100%/x%zz")).toBe("/100%25/x%25zz")
+    expect(canonicalPath('/a"b<c>d\\e{f}|^`[]')).toBe("/a%22b%3Cc%3Ed%5Ce%7Bf%7D%7C%5E%60%5B%5D")
+    expect(canonicalPath("/\u{1F600}\ud800")).toBe("/%F0%9F%98%80%EF%BF%BD")
+    expect(canonicalPath("docs/a+b;c=d:e@f!$&'()*,")).toBe("/docs/a+b;c=d:e@f!$&'()*,")
+    expect(canonicalQuery("q=caf%c3%a9 x&next=/a?b")).toBe("q=caf%C3%A9%20x&next=/a?b")
+  })
+  it("keeps a canonical path as it is, and never cuts one inside an escape", () => {
+    const plain = "/docs/getting-started/index.html"
+    expect(canonicalPath(plain)).toBe(plain)
+    const long = canonicalPath("/" + "é".repeat(2000))
+    expect(long.length).toBeLessThanOrEqual(2048)
+    expect(long.endsWith("%A9")).toBe(true)
+  })
+  it("an absolute-form target names its host", () => {
+    expect(hostOfTarget("http://user@www.acme.com:8080/x?y")).toBe("www.acme.com:8080")
+    expect(hostOfTarget("/x")).toBe("")
+    expect(splitPath("HTTP://www.acme.com/a%7e b?c")).toEqual({ path: "/a~%20b", query: "c" })
   })
 })
 
