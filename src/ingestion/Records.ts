@@ -146,6 +146,12 @@ export const canonicalPath = (raw: string): string => {
   return cutEscaped(path.charCodeAt(0) === 47 ? path : "/" + path, MAX_PATH)
 }
 
+/**
+ * A piece of a path in its stored form (the canonical escapes, no leading "/"): what a search of the
+ * stored paths looks for, so that "café" finds "/caf%C3%A9".
+ */
+export const canonicalPathPart = (raw: string): string => canonicalEscapes(raw, PATH_CHARS)
+
 /** The stored form of a query (without "?"): canonical escapes, at most 2,048 characters. */
 export const canonicalQuery = (raw: string): string => cutEscaped(canonicalEscapes(raw, QUERY_CHARS), MAX_QUERY)
 

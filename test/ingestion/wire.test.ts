@@ -46,8 +46,9 @@ for (const backend of backends) {
       const response = await postDrain(app, t.key, drainUrl(t.siteId, extra), body, headers)
       return { response, body: (await json(response)) as DrainBody }
     }
-    const pages = async (t: Tenant) => {
-      const response = await app.fetch(`/api/public/v1/brands/${t.brandSlug}/agents/pages?range=7d`, { headers: bearer(t.key) })
+    const pages = async (t: Tenant, q?: string) => {
+      const filter = q === undefined ? "" : `&q=${encodeURIComponent(q)}`
+      const response = await app.fetch(`/api/public/v1/brands/${t.brandSlug}/agents/pages?range=7d${filter}`, { headers: bearer(t.key) })
       expect(response.status).toBe(200)
       return ((await json(response)) as Pages).pages
     }
@@ -133,6 +134,10 @@ for (const backend of backends) {
         expect(((await batch.json()) as { accepted: number }).accepted).toBe(1)
         const cafe = (await pages(t)).filter((p) => p.path.toLowerCase().includes("caf"))
         expect(cafe).toEqual([expect.objectContaining({ path: encoded, hits: deliveries.length + 1 })])
+        // The search reads what a person types, as the path is stored: decoded or escaped, any case.
+        for (const q of ["café menu", "CAFÉ", "caf%c3%a9%20", "%43af%C3%A9"]) {
+          expect([q, (await pages(t, q)).map((p) => p.path)]).toEqual([q, [encoded]])
+        }
         if (db) {
           const rows = await stored(t, "h.path")
           expect([...new Set(rows.map((r) => r.path))]).toEqual([encoded])
