@@ -15,6 +15,9 @@ import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
 import { Resolver, resolverFake, type ResolverShape } from "../../src/verification/Resolver.js"
 import { verificationConfigTest, type VerificationConfigShape } from "../../src/verification/Verification.js"
 import { fixedClock } from "./clock.js"
+
+/** The domain services the app is built on (src/app/Layers.ts makeServices). */
+export type AppServices = Layer.Layer.Success<ReturnType<typeof makeServices>>
 import { browserLike } from "./browser-like.js"
 import { makeServerApp, planServers, twoServerMode } from "./servers.js"
 
@@ -49,6 +52,8 @@ export interface TestApp {
   readonly fetch: (path: string, init?: RequestInit) => Promise<Response>
   /** Runs an effect against the same repositories and database as the app (set a plan, read rows). */
   readonly run: <A, E>(effect: Effect.Effect<A, E, Repositories | Database>) => Promise<A>
+  /** Runs an effect with the app's domain services too (e.g. a scan), on the same database. */
+  readonly runServices: <A, E>(effect: Effect.Effect<A, E, AppServices | Repositories | Database>) => Promise<A>
   readonly dispose: () => Promise<void>
 }
 
@@ -107,9 +112,8 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!))))))
 
   const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>(), ...options.config })
-  const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext, options.now ? Layer.setClock(fixedClock(options.now)) : Layer.empty).pipe(
-    Layer.provide(
-      makeServices({
+  // One value: the handler and `runServices` build the very same services (the memo map below).
+  const services = makeServices({
         repositories: infra,
         passwords: PasswordHasherCheap,
         ingestionConfig: ingestionConfigTest(options.ingest),
@@ -120,7 +124,8 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
         webhooksConfig: webhooksConfigTest(options.webhooks),
         ...(options.addressResolver ? { addressResolver: options.addressResolver } : {})
       })
-    ),
+  const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext, options.now ? Layer.setClock(fixedClock(options.now)) : Layer.empty).pipe(
+    Layer.provide(services),
     Layer.provide(infra),
     Layer.provide(config)
   )
@@ -128,6 +133,7 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
   const memoMap = Effect.runSync(Layer.makeMemoMap)
   const { handler, dispose } = HttpApiBuilder.toWebHandler(layer, { memoMap })
   const runtime = ManagedRuntime.make(infra, memoMap)
+  const servicesRuntime = ManagedRuntime.make(services.pipe(Layer.provideMerge(infra), Layer.provide(config)), memoMap)
   return {
     backend,
     fetch: (path, init) => {
@@ -135,8 +141,10 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       return handler(new Request(`http://localhost${path}`, { ...init, headers }))
     },
     run: (effect) => runtime.runPromise(effect),
+    runServices: (effect) => servicesRuntime.runPromise(effect),
     dispose: async () => {
       await dispose()
+      await servicesRuntime.dispose()
       await runtime.dispose()
     }
   }
