@@ -296,6 +296,8 @@ for (const backend of databaseBackends()) {
 
     it("perplexity: the <think> section is not the answer", async () => {
       expect((await mentionOn("perplexity")).response_snippet).toBe("Acme is the usual pick for startups [1], with a free tier for small teams [2].")
+      // Initech is named only in the reasoning.
+      expect(await initechEngines()).not.toContain("perplexity")
     })
 
     it("serpapi: a list item's title is part of the answer", async () => {
