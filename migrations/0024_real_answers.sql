@@ -25,3 +25,4 @@ update prompt_daily d set entity_observations = s.k
 from (select brand_id, day, prompt_id, count(*)::int as k from observations_naming group by brand_id, day, prompt_id) s
 where d.brand_id = s.brand_id and d.day = s.day and d.prompt_id = s.prompt_id;
 drop table observations_naming;
+-- End of the backfill.

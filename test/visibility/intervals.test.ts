@@ -256,5 +256,22 @@ for (const backend of databaseBackends()) {
       await run(migration.slice(migration.indexOf("-- Backfill"), migration.indexOf("-- End of the backfill")))
       expect(await snapshot()).toBe(live)
     })
+
+    it("the backfill of migrations/0024 equals the write-time counts of observations naming an entity", async () => {
+      const run = (sql: string) => app.run(query<Record<string, unknown>>(sql) as unknown as Effect.Effect<ReadonlyArray<Record<string, unknown>>>)
+      const snapshot = () =>
+        Promise.all([
+          run("select brand_id, day, engine, region, language, entity_observations from observation_daily order by 1, 2, 3, 4, 5"),
+          run("select brand_id, day, prompt_id, entity_observations from prompt_daily order by 1, 2, 3")
+        ]).then((tables) => JSON.stringify(tables))
+      const live = await snapshot()
+      // The perplexity day: two observations, one naming 3 entities, one none.
+      expect(live).toContain("\"entity_observations\":1")
+      await run("update observation_daily set entity_observations = 0")
+      await run("update prompt_daily set entity_observations = 0")
+      const migration = await Bun.file(new URL("../../migrations/0024_real_answers.sql", import.meta.url)).text()
+      await run(migration.slice(migration.indexOf("-- Backfill"), migration.indexOf("-- End of the backfill")))
+      expect(await snapshot()).toBe(live)
+    })
   })
 }
