@@ -33,7 +33,8 @@ export const wilson = (k: number, n: number): Interval | null => {
   const denominator = 1 + z2 / n
   const center = (p + z2 / (2 * n)) / denominator
   const half = (Z95 / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))
-  return [center - half, center + half]
+  // Within [0, 1] by construction; the clamp only drops floating-point residue (-0 at p = 0).
+  return [Math.max(0, center - half), Math.min(1, center + half)]
 }
 
 /** A difference of two proportions with its interval and whether the interval excludes 0. */
