@@ -76,6 +76,9 @@ beforeAll(() => {
           return Response.json({ error: { message: "rate limited" } }, { status: 429, headers: { "retry-after": "7" } })
         case "503":
           return new Response("upstream overloaded", { status: 503 })
+        case "529":
+          // Anthropic's "overloaded" (its error body as documented).
+          return Response.json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, { status: 529 })
         case "slow":
           await Bun.sleep(1500)
           return Response.json(await fixture(FIXTURE_OF[protocol!]!))
@@ -171,6 +174,13 @@ describe("anthropic (Messages API, web_search tool)", () => {
       messages: [{ role: "user", content: "best crm for startups" }],
       tools: [{ type: "web_search_20250305", name: "web_search" }]
     })
+  })
+})
+
+describe("anthropic overloaded", () => {
+  it("529 is retried like 429", async () => {
+    const result = await ask("anthropic", "529")
+    expect(Either.isLeft(result) && [result.left.retryable, result.left.status, result.left.reason]).toEqual([true, 529, "provider_error"])
   })
 })
 
