@@ -480,6 +480,8 @@ export const fromGemini = (body: typeof GeminiBody.Type, resolve: Resolve): Effe
 
 /** Resolutions remembered per engine (a redirect always leads to the same source); oldest forgotten first. */
 const RESOLVED_CACHE = 10_000
+/** A pair longer than this (redirect + source, characters) is used but not remembered: the cache stays small. */
+const RESOLVED_MAX_CHARS = 4096
 const RESOLVE_CONCURRENCY = 8
 
 /**
@@ -514,7 +516,7 @@ export const makeRedirectResolver = (client: HttpClient.HttpClient, timeout: Dur
         Effect.tap((resolved) =>
           Effect.sync(() => {
             // A failed resolution is not remembered: the next answer tries again.
-            if (resolved === null) return
+            if (resolved === null || uri.length + resolved.length > RESOLVED_MAX_CHARS) return
             if (cache.size >= RESOLVED_CACHE) cache.delete(cache.keys().next().value!)
             cache.set(uri, resolved)
           })
