@@ -2,7 +2,7 @@ import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Duration, Effect, Either, Option, Redacted } from "effect"
 import { type EngineConfig, type EngineProtocol, makeHttpEngine } from "../../src/observations/Engines.js"
-import { cleanUrl, durationMs, retryAfterMs } from "../../src/observations/EngineAdapters.js"
+import { cleanUrl, durationMs, isGroundingRedirect, retryAfterMs } from "../../src/observations/EngineAdapters.js"
 import { fixture, localHttpClient, redirectResponse } from "./providers.js"
 
 /**
@@ -322,6 +322,12 @@ describe("citation URLs and waits", () => {
     expect(cleanUrl("https://a.com/x?utm_source=openai")).toBe("https://a.com/x")
     expect(cleanUrl("https://a.com/x?id=3&utm_medium=chat&Sort=Desc#top")).toBe("https://a.com/x?id=3&Sort=Desc")
     expect(cleanUrl("https://a.com/x?utmost=1")).toBe("https://a.com/x?utmost=1")
+  })
+  it("only Google's grounding redirector is ever resolved", () => {
+    expect(isGroundingRedirect("https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9")).toBe(true)
+    expect(isGroundingRedirect("https://vertexaisearch.cloud.google.com.example.com/grounding-api-redirect/AbF9")).toBe(false)
+    expect(isGroundingRedirect("https://vertexaisearch.cloud.google.com/other/AbF9")).toBe(false)
+    expect(isGroundingRedirect("http://127.0.0.1/grounding-api-redirect/AbF9")).toBe(false)
   })
   it("Google's RetryInfo retryDelay", () => {
     expect(durationMs("37s")).toBe(37_000)
