@@ -6,6 +6,7 @@ import {
   ForbiddenError,
   NotFoundError,
   PlanLimitReachedError,
+  RateLimitedError,
   UnauthorizedError
 } from "../platform/HttpErrors.js"
 import { DateTime } from "../platform/Schemas.js"
@@ -25,7 +26,8 @@ export class CurrentAccount extends Context.Tag("CurrentAccount")<
  * the handler reads the raw Authorization header itself to tell the four 401 cases apart.
  */
 export class BearerAuth extends HttpApiMiddleware.Tag<BearerAuth>()("BearerAuth", {
-  failure: UnauthorizedError,
+  // 403 for a key over its plan's cap after a downgrade (docs/security.md "Plan downgrades").
+  failure: Schema.Union(UnauthorizedError, ForbiddenError),
   provides: CurrentAccount,
   security: {
     bearer: HttpApiSecurity.bearer.pipe(
@@ -118,6 +120,11 @@ export const CreateKeyPayload = Schema.Struct({
   name: Schema.optional(Schema.NullOr(Schema.String))
 })
 
+export const ChangePasswordPayload = Schema.Struct({
+  current_password: Schema.String,
+  new_password: Schema.String.annotations({ description: "10 characters to 1,024 bytes, not only white space" })
+})
+
 export const KeyIdPath = Schema.Struct({
   id: Schema.UUID.annotations({ message: () => "must be a UUID" })
 })
@@ -156,6 +163,24 @@ export class MeGroup extends HttpApiGroup.make("me")
       .setPath(KeyIdPath)
       .addSuccess(ApiKeyRecord)
       .addError(NotFoundError)
+  )
+  .add(
+    HttpApiEndpoint.post("changePassword", "/me/password")
+      .setPayload(ChangePasswordPayload)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(BadRequestError)
+      .addError(UnauthorizedError)
+      .addError(RateLimitedError)
+      .annotate(
+        OpenApi.Description,
+        "Needs the current password. Every other session of the user ends; this one is replaced by a new session " +
+          "(a new cookie). Rate limited like sign-in (per client IP and per email)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("signOutEverywhere", "/me/sign-out-everywhere")
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Description, "Ends every session of the user, this one included, and clears the cookie.")
   )
   .addError(ForbiddenError)
   .middleware(SessionAuth)

@@ -112,6 +112,7 @@ export interface ObservationsRepoShape {
   /**
    * Claims up to `limit` brands whose next_scan_at has passed, moving next_scan_at to
    * now + the plan's scan hours in the same statement (rows locked by another claimer are skipped).
+   * A brand beyond its plan's brand cap (the account's oldest brands up to the cap count) is never claimed.
    */
   readonly claimDue: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<DueBrand>>
   /** Every brand (or those with this slug, in any account) for a scan run now, oldest first; nothing is claimed. */
@@ -565,7 +566,15 @@ export const ObservationsRepoLive = Layer.effect(
       claimDue: (now, limit) =>
         sql`
           with due as (
-            select b.id from brands b where b.next_scan_at <= ${now} order by b.next_scan_at, b.id limit ${limit}
+            -- Brands beyond the plan's brand cap (after a downgrade) are not scanned: the account's oldest
+            -- brands (added_at, id) up to the cap are; the others stay due and are scanned once they fit.
+            select b.id from brands b
+            join accounts a on a.id = b.account_id
+            join plans p on p.id = a.plan_id
+            where b.next_scan_at <= ${now}
+              and (select count(*) from brands o
+                   where o.account_id = b.account_id and (o.added_at, o.id) < (b.added_at, b.id)) < p.max_brands
+            order by b.next_scan_at, b.id limit ${limit}
             for update of b skip locked
           )
           update brands b set next_scan_at = ${now}::timestamptz + make_interval(hours => p.scan_hours)

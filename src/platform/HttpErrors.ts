@@ -68,3 +68,7 @@ export const notFound = (error: string) => new NotFound({ error })
 export const forbidden = (error: string) => new Forbidden({ error })
 export const conflict = (error: string) => new Conflict({ error })
 export const unauthorized = (error: string) => new Unauthorized({ error })
+
+/** 429 of a check made by an endpoint itself (the edge answers its own limits with the same body). */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", errorFields) {}
+export const RateLimitedError = wire(RateLimited, errorFields, 429, "Too many attempts: try again after Retry-After seconds")

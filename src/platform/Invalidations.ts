@@ -1,5 +1,5 @@
-import { Context, Deferred, Duration, Effect, Exit, Layer, Schedule, Stream } from "effect"
-import { Database } from "./Sql.js"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Layer, Schedule, Stream } from "effect"
+import { Database, Listening } from "./Sql.js"
 
 /**
  * Cross-process invalidation of in-process caches, through PostgreSQL LISTEN/NOTIFY on one channel
@@ -97,6 +97,8 @@ export const channelCache = <K, V>(
   })
   return {
     read: (key, load) => {
+      // While deaf, a change may go unheard: the database answers.
+      if (!invalidations.live()) return load
       const cached = cache.get(key)
       if (cached !== undefined) return Effect.succeed(cached)
       const readAt = cache.generation()
@@ -118,6 +120,15 @@ interface Waiter {
   readonly done: Deferred.Deferred<void>
 }
 
+/** How often a live process sends itself a heartbeat through the channel. */
+const HEARTBEAT_EVERY = Duration.seconds(1)
+/**
+ * A LISTEN that has not brought the process's own heartbeat back for this long is taken for dead
+ * (a peer that vanished without closing the socket, a proxy that stopped forwarding): the caches are
+ * bypassed and the connection is made afresh.
+ */
+const SILENT_AFTER_MS = 4_000
+
 export const InvalidationsLive = Layer.scoped(
   Invalidations,
   Effect.gen(function*() {
@@ -125,6 +136,11 @@ export const InvalidationsLive = Layer.scoped(
     const handlers: Array<InvalidationHandler> = []
     const probe = `${PROBE_PREFIX}${crypto.randomUUID()}`
     let listening = false
+    let everLive = false
+    /** When this process last heard its own probe (performance.now()). */
+    let heardAt = 0
+    /** Ends the current LISTEN so that a new connection is made (set by each subscription). */
+    let dropConnection: () => void = () => {}
     const heard = yield* Deferred.make<void>()
     /** Changes of this process waiting for the other processes to confirm (payload -> waiters). */
     const awaitingAcks = new Map<string, Array<Waiter>>()
@@ -142,42 +158,75 @@ export const InvalidationsLive = Layer.scoped(
         Effect.asVoid
       )
 
-    yield* database.listen(INVALIDATION_CHANNEL).pipe(
-      Stream.runForEach((payload) => {
-        if (payload === probe) {
-          if (!listening) for (const handler of handlers) handler.onLive()
-          listening = true
-          Deferred.unsafeDone(heard, Exit.void)
-          return Effect.void
-        }
-        if (payload.startsWith(ACK_PREFIX)) {
-          // "ack:<instance>:<payload>": that process has acted on the payload.
-          const rest = payload.slice(ACK_PREFIX.length)
-          const colon = rest.indexOf(":")
-          const from = rest.slice(0, colon)
-          for (const waiter of awaitingAcks.get(rest.slice(colon + 1)) ?? []) {
-            waiter.pending.delete(from)
-            if (waiter.pending.size === 0) Deferred.unsafeDone(waiter.done, Exit.void)
+    const sendProbe = database.notify(INVALIDATION_CHANNEL, probe).pipe(Effect.catchAllCause(() => Effect.void))
+
+    const deaf = (why: string) =>
+      Effect.suspend(() => {
+        if (!listening) return Effect.void
+        listening = false
+        return Effect.logWarning(`invalidation channel: ${why}; the caches read the database until it is live again`)
+      })
+
+    const subscription = Effect.gen(function*() {
+      const silent = yield* Deferred.make<void>()
+      dropConnection = () => Deferred.unsafeDone(silent, Exit.void)
+      yield* database.listen(INVALIDATION_CHANNEL).pipe(
+        Stream.interruptWhen(Deferred.await(silent)),
+        Stream.runForEach((payload) => {
+          // Subscribed: whatever was missed meanwhile is dropped once the probe comes back.
+          if (payload === Listening) return sendProbe
+          if (payload === probe) {
+            heardAt = performance.now()
+            if (!listening) {
+              for (const handler of handlers) handler.onLive()
+              listening = true
+              if (everLive) return Effect.logInfo("invalidation channel: listening again, every cache dropped")
+              everLive = true
+              Deferred.unsafeDone(heard, Exit.void)
+              return Effect.void
+            }
+            return Effect.void
           }
-          return Effect.void
-        }
-        // Another process's probe.
-        if (payload.startsWith(PROBE_PREFIX)) return Effect.void
-        if (!payload.startsWith(SYNC_PREFIX)) dispatch(payload)
-        return confirm(payload)
-      }),
-      Effect.zipLeft(Effect.fail("listen ended")),
-      Effect.onExit(() => Effect.sync(() => (listening = false))),
-      Effect.retry(Schedule.exponential(Duration.millis(200)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))),
+          if (payload.startsWith(ACK_PREFIX)) {
+            // "ack:<instance>:<payload>": that process has acted on the payload.
+            const rest = payload.slice(ACK_PREFIX.length)
+            const colon = rest.indexOf(":")
+            const from = rest.slice(0, colon)
+            for (const waiter of awaitingAcks.get(rest.slice(colon + 1)) ?? []) {
+              waiter.pending.delete(from)
+              if (waiter.pending.size === 0) Deferred.unsafeDone(waiter.done, Exit.void)
+            }
+            return Effect.void
+          }
+          // Another process's probe.
+          if (payload.startsWith(PROBE_PREFIX)) return Effect.void
+          if (!payload.startsWith(SYNC_PREFIX)) dispatch(payload)
+          return confirm(payload)
+        })
+      )
+      return yield* Effect.fail("the LISTEN went silent")
+    }).pipe(Effect.tapErrorCause((cause) => deaf(`LISTEN lost (${Cause.pretty(cause).split("\n")[0]})`)))
+
+    yield* subscription.pipe(
+      Effect.retry(Schedule.exponential(Duration.millis(100)).pipe(Schedule.union(Schedule.spaced(Duration.seconds(2))))),
       Effect.catchAllCause(Effect.logWarning),
       Effect.forkScoped
     )
-    // Sends the probe while not (yet, or no longer) listening.
-    yield* Effect.suspend(() => (listening ? Effect.void : database.notify(INVALIDATION_CHANNEL, probe))).pipe(
-      Effect.catchAllCause(() => Effect.void),
-      Effect.repeat(Schedule.spaced(Duration.millis(100))),
-      Effect.forkScoped
-    )
+    // The heartbeat: a probe sent through the channel every 100 ms until it comes back, then every
+    // second; one not back within SILENT_AFTER_MS makes the process deaf and reconnects. Elapsed time
+    // is measured on the monotonic clock (the Clock's "now" may be fixed, as in tests).
+    let sentAt = 0
+    yield* Effect.suspend(() => {
+      const now = performance.now()
+      if (listening && now - heardAt > SILENT_AFTER_MS) {
+        dropConnection()
+        database.relisten()
+        return deaf("no heartbeat back through the LISTEN")
+      }
+      if (listening && now - sentAt < Duration.toMillis(HEARTBEAT_EVERY)) return Effect.void
+      sentAt = now
+      return sendProbe
+    }).pipe(Effect.repeat(Schedule.spaced(Duration.millis(100))), Effect.forkScoped)
     // Serve once listening (or after 5 s without: the caches then read the database until it is).
     yield* Deferred.await(heard).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
 

@@ -4,7 +4,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
-import { Context, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
 import { mkdirSync } from "node:fs"
 import * as Pg from "pg"
 import { AppConfig } from "./Config.js"
@@ -18,9 +18,26 @@ import { rows } from "./Rows.js"
 
 const PeerRow = Schema.Struct({ id: Schema.String })
 
+/**
+ * The first element of every `listen` stream: the LISTEN is in place, so every notification committed
+ * from now on arrives (a subscriber that may have missed some re-reads what they would have told it).
+ */
+export const Listening: unique symbol = Symbol.for("ai-visibility/Listening")
+export type Listening = typeof Listening
+
 export interface DatabaseShape {
   readonly kind: "pg" | "pglite" | "memory"
-  readonly listen: (channel: string) => Stream.Stream<string, SqlError>
+  /**
+   * `Listening` once subscribed, then the channel's payloads in commit order. The stream fails when the
+   * connection that listens is lost (a terminated backend, a restart, a failover): the subscriber
+   * listens again and re-reads what it may have missed.
+   */
+  readonly listen: (channel: string) => Stream.Stream<string | Listening, SqlError>
+  /**
+   * Gives up the listening connection (every `listen` stream fails, and listens again on a new one):
+   * for a subscriber whose heartbeat stopped coming back through a connection that looks open.
+   */
+  readonly relisten: () => void
   readonly notify: (channel: string, payload: string) => Effect.Effect<void, SqlError>
   /** Succeeds once the database answers and the migrations table exists. */
   readonly ping: Effect.Effect<void, SqlError>
@@ -121,7 +138,88 @@ const POOL_MAX = 10
 
 const APPLICATION = "ai-visibility/"
 
-const serverLayer = (url: Redacted.Redacted) => {
+/**
+ * The one connection of a process that runs its LISTENs (what `peers` looks for), made afresh once
+ * lost. @effect/sql-pg's own `listen` swallows its connection's errors and never ends, so a process
+ * whose listen backend was terminated would never hear again; here every subscriber's stream fails
+ * with the connection, and the next subscription opens a new one.
+ */
+const makeListener = (connect: () => Pg.Client) => {
+  interface Current {
+    readonly client: Pg.Client
+    readonly ready: Promise<void>
+    lost: SqlError | undefined
+    readonly onLost: Set<(error: SqlError) => void>
+  }
+  let current: Current | undefined
+  const open = (): Current => {
+    if (current !== undefined && current.lost === undefined) return current
+    const client = connect()
+    const loseThis = (cause: unknown) => {
+      if (entry.lost !== undefined) return
+      entry.lost = new SqlError({ cause, message: "the LISTEN connection was lost" })
+      for (const notify of entry.onLost) notify(entry.lost)
+      client.end().catch(() => {})
+    }
+    const entry: Current = { client, ready: client.connect().then(() => {}), lost: undefined, onLost: new Set() }
+    client.on("error", loseThis)
+    client.on("end", () => loseThis(new Error("connection ended")))
+    entry.ready.catch(loseThis)
+    current = entry
+    lose = loseThis
+    return entry
+  }
+  let lose: (cause: unknown) => void = () => {}
+  const listen = (channel: string): Stream.Stream<string | Listening, SqlError> =>
+    Stream.asyncPush<string | Listening, SqlError>((emit) =>
+      Effect.acquireRelease(
+        Effect.tryPromise({
+          try: async () => {
+            const entry = open()
+            const onNotification = (message: Pg.Notification) => {
+              if (message.channel === channel && message.payload !== undefined) emit.single(message.payload)
+            }
+            const onLost = (error: SqlError) => emit.fail(error)
+            entry.onLost.add(onLost)
+            entry.client.on("notification", onNotification)
+            const release = () => {
+              entry.onLost.delete(onLost)
+              entry.client.off("notification", onNotification)
+            }
+            try {
+              await entry.ready
+              await entry.client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`)
+            } catch (cause) {
+              release()
+              throw cause
+            }
+            emit.single(Listening)
+            return { entry, release }
+          },
+          catch: (cause) => new SqlError({ cause, message: "Failed to listen" })
+        }),
+        ({ entry, release }) =>
+          Effect.sync(release).pipe(
+            Effect.zipRight(
+              entry.lost === undefined
+                ? Effect.promise(() => entry.client.query(`UNLISTEN ${Pg.escapeIdentifier(channel)}`).catch(() => {}))
+                : Effect.void
+            ),
+            // A connection that stopped answering must not hold the subscriber's retry.
+            Effect.timeoutOption(Duration.seconds(1))
+          )
+      )
+    )
+  return { listen, relisten: () => lose(new Error("no longer heard through")) }
+}
+
+/**
+ * The server back end. `statementTimeoutMs` (0: none) is every connection's statement_timeout, sent at
+ * connect: PostgreSQL cancels a statement running (or waiting for a lock) longer, with SQLSTATE 57014,
+ * which the edge answers 503 "took too long" (src/platform/Edge.ts). Migrations lift it for their own
+ * transaction (src/platform/Migrations.ts).
+ */
+const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
   let current: Pg.Pool | undefined
   const instanceId = crypto.randomUUID()
   const client = PgClient.layerFromPool({
@@ -132,6 +230,7 @@ const serverLayer = (url: Redacted.Redacted) => {
           max: POOL_MAX,
           idleTimeoutMillis: 30_000,
           application_name: APPLICATION + instanceId,
+          ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
           types: pgTypes,
           Client: PreparingClient
         })
@@ -143,11 +242,21 @@ const serverLayer = (url: Redacted.Redacted) => {
     ),
     types: pgTypes
   })
+  const listener = makeListener(() =>
+    new Pg.Client({
+      connectionString: Redacted.value(url),
+      application_name: APPLICATION + instanceId,
+      types: pgTypes,
+      // A peer that vanished without closing the socket is found by the heartbeat of its subscribers
+      // (src/platform/Invalidations.ts); TCP keepalive frees the socket too.
+      keepAlive: true
+    })
+  )
   const database = Layer.effect(
     Database,
     Effect.map(PgClient.PgClient, (pg): DatabaseShape => ({
       kind: "pg",
-      listen: (channel) => pg.listen(channel),
+      ...listener,
       ...sqlNotifyAndPing(pg),
       instanceId,
       peers: () =>
@@ -242,11 +351,17 @@ const embeddedLayer = (dataDir: string) =>
         ...sqlNotifyAndPing(client),
         instanceId: "embedded",
         peers: () => Effect.succeed([]),
+        // In process: nothing between the database and its listener to go silent.
+        relisten: () => {},
         listen: (channel) =>
-          Stream.asyncPush<string, SqlError>((emit) =>
+          Stream.asyncPush<string | Listening, SqlError>((emit) =>
             Effect.acquireRelease(
               Effect.tryPromise({
-                try: () => db.listen(channel, (payload) => emit.single(payload)),
+                try: async () => {
+                  const unlisten = await db.listen(channel, (payload) => emit.single(payload))
+                  emit.single(Listening)
+                  return unlisten
+                },
                 catch: (cause) => new SqlError({ cause, message: "Failed to listen" })
               }),
               (unlisten) => Effect.promise(() => unlisten()).pipe(Effect.ignore)
@@ -261,7 +376,7 @@ const embeddedLayer = (dataDir: string) =>
 export const SqlLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => serverLayer(url),
+      onSome: (url) => serverLayer(url, config.statementTimeoutMs),
       onNone: () => embeddedLayer(config.dataDir)
     })
   )
@@ -270,5 +385,5 @@ export const SqlLive = Layer.unwrapEffect(
 /** A fresh in-memory embedded database, for tests. */
 export const SqlMemory = embeddedLayer("memory://")
 
-/** A server database at this URL, for tests against PostgreSQL. */
-export const sqlServer = (url: string) => serverLayer(Redacted.make(url))
+/** A server database at this URL, for tests against PostgreSQL (a statement timeout in ms, 0 for none). */
+export const sqlServer = (url: string, statementTimeoutMs = 0) => serverLayer(Redacted.make(url), statementTimeoutMs)

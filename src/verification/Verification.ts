@@ -1,6 +1,6 @@
-import { Config, Context, Effect, Fiber, Layer, Schedule, Schema, Stream } from "effect"
+import { Cause, Config, Context, Effect, Fiber, Layer, Schedule, Schema, Stream } from "effect"
 import { Classifier } from "../catalog/Classifier.js"
-import { Database } from "../platform/Sql.js"
+import { Database, Listening } from "../platform/Sql.js"
 import { now } from "../platform/Time.js"
 import { type Ip, parseIp } from "./Cidr.js"
 import { type PendingHit, type Verdict, VerificationRepo, type VerdictUpdate } from "./Repo.js"
@@ -400,9 +400,15 @@ export const VerificationLive = Layer.scoped(
     yield* reload.pipe(Effect.catchAllDefect((d) => Effect.logWarning("verification: cannot read saved snapshots", d)))
 
     // Other processes' `ranges update`: reload when told (the same channel pattern as key revocation).
+    // Listening again after the connection was lost: an update may have gone unheard meanwhile.
+    let subscribed = false
     yield* database.listen(RANGES_CHANNEL).pipe(
-      Stream.runForEach(() => reload),
-      Effect.catchAllCause((cause) => Effect.logWarning("verification: LISTEN for range updates ended", cause)),
+      Stream.runForEach((payload) => {
+        if (payload !== Listening) return reload
+        if (!subscribed) return Effect.sync(() => (subscribed = true))
+        return reload
+      }),
+      Effect.catchAllCause((cause) => Effect.logWarning(`verification: LISTEN for range updates ended (${Cause.squash(cause)}); again in 5 s`)),
       Effect.repeat(Schedule.spaced("5 seconds")),
       Effect.forkScoped
     )

@@ -7,6 +7,18 @@ import { DateTime, Uuid } from "../platform/Schemas.js"
 
 /** Dashboard surface: webhook endpoints, their deliveries, the event log, ingestion health (docs/webhooks.md). */
 
+const rateLimitedFields = { error: Schema.String }
+
+/** Too many test pings: `{"error": "rate limit exceeded"}`, with Retry-After (seconds) and the RateLimit headers. */
+export class TestRateLimited extends Schema.TaggedError<TestRateLimited>()("TestRateLimited", rateLimitedFields) {}
+
+/** The wire form, as the platform's errors are made (src/platform/HttpErrors.ts): the body without `_tag`. */
+export const TestRateLimitedError = Schema.transform(Schema.Struct(rateLimitedFields), TestRateLimited, {
+  strict: false,
+  decode: (body) => ({ ...body, _tag: "TestRateLimited" as const }),
+  encode: ({ _tag: _, ...body }) => body
+}).annotations(HttpApiSchema.annotations({ status: 429, description: "Too many test pings for this account: wait Retry-After seconds" }))
+
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.UUID,
   url: Schema.String,
@@ -101,6 +113,7 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("create", "/me/webhooks")
       .setPayload(CreateWebhookPayload)
       .addSuccess(CreatedWebhook, { status: 201 })
+      .annotate(OpenApi.Description, "At most WEBHOOK_MAX_ENDPOINTS endpoints per account (default 20); beyond, 403")
   )
   .add(HttpApiEndpoint.get("list", "/me/webhooks").addSuccess(WebhookList))
   .add(
@@ -114,7 +127,9 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     HttpApiEndpoint.post("test", "/me/webhooks/:id/test")
       .setPath(WebhookIdPath)
       .addSuccess(HttpApiSchema.Empty(202))
+      .addError(TestRateLimitedError)
       .annotate(OpenApi.Summary, "Send a ping event")
+      .annotate(OpenApi.Description, "At most WEBHOOK_TEST_LIMIT pings per account (default 10 a minute); beyond, 429 with Retry-After")
   )
   .add(HttpApiEndpoint.post("rotate", "/me/webhooks/:id/rotate-secret").setPath(WebhookIdPath).addSuccess(RotatedSecret))
   .add(HttpApiEndpoint.get("deliveries", "/me/webhooks/:id/deliveries").setPath(WebhookIdPath).addSuccess(DeliveryList))

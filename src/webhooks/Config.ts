@@ -1,4 +1,5 @@
 import { Config, ConfigError, Context, Effect, Either, Layer } from "effect"
+import { parseRateLimitRule, type RateLimitRule } from "../platform/Config.js"
 
 /** Webhook delivery and alert settings, read once from the environment (docs/webhooks.md). */
 export interface WebhooksConfigShape {
@@ -10,6 +11,12 @@ export interface WebhooksConfigShape {
   readonly timeoutMs: number
   /** At most this many sends in flight per process. */
   readonly concurrency: number
+  /** At most this many sends of one account in flight, across every server process. */
+  readonly accountConcurrency: number
+  /** At most this many webhook endpoints per account. */
+  readonly maxEndpoints: number
+  /** Test pings (POST .../test) per account: at most `limit` in any `windowSeconds`. */
+  readonly testLimit: RateLimitRule
   /** How often the sender looks for due deliveries (a delivery made by this process wakes it at once). */
   readonly pollMs: number
   /** An endpoint failing every attempt for this long is disabled. */
@@ -31,6 +38,9 @@ export const WEBHOOKS_DEFAULTS: WebhooksConfigShape = {
   allowPrivate: false,
   timeoutMs: 10_000,
   concurrency: 8,
+  accountConcurrency: 2,
+  maxEndpoints: 20,
+  testLimit: { limit: 10, windowSeconds: 60 },
   pollMs: 1_000,
   disableAfterMs: 5 * 24 * 3_600_000,
   spoofedMin: 100,
@@ -62,6 +72,17 @@ export const WebhooksConfigLive = Layer.effect(
       ),
       allowPrivate: Config.string("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault("")),
       concurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(WEBHOOKS_DEFAULTS.concurrency)),
+      accountConcurrency: Config.integer("WEBHOOK_ACCOUNT_CONCURRENCY").pipe(Config.withDefault(WEBHOOKS_DEFAULTS.accountConcurrency)),
+      maxEndpoints: Config.integer("WEBHOOK_MAX_ENDPOINTS").pipe(Config.withDefault(WEBHOOKS_DEFAULTS.maxEndpoints)),
+      testLimit: Config.string("WEBHOOK_TEST_LIMIT").pipe(
+        Config.withDefault(`${WEBHOOKS_DEFAULTS.testLimit.limit}/${WEBHOOKS_DEFAULTS.testLimit.windowSeconds}`),
+        Config.mapOrFail((text) => {
+          const rule = parseRateLimitRule(text)
+          return rule === undefined || rule.limit <= 0
+            ? Either.left(ConfigError.InvalidData(["WEBHOOK_TEST_LIMIT"], `must be <count>/<seconds>, got ${JSON.stringify(text)}`))
+            : Either.right(rule)
+        })
+      ),
       pollMs: Config.integer("WEBHOOK_POLL_MS").pipe(Config.withDefault(WEBHOOKS_DEFAULTS.pollMs)),
       spoofedMin: Config.integer("ALERT_SPOOFED_MIN").pipe(Config.withDefault(WEBHOOKS_DEFAULTS.spoofedMin)),
       stallHours: Config.number("ALERT_STALL_HOURS").pipe(Config.withDefault(WEBHOOKS_DEFAULTS.stallHours)),
@@ -72,6 +93,10 @@ export const WebhooksConfigLive = Layer.effect(
       retrySchedule: env.retrySchedule,
       allowPrivate: ["1", "true", "yes"].includes(env.allowPrivate.trim().toLowerCase()),
       concurrency: Math.max(1, env.concurrency),
+      // One account never takes every slot of a process: the others keep at least one.
+      accountConcurrency: Math.max(1, Math.min(env.accountConcurrency, Math.max(1, env.concurrency - 1))),
+      maxEndpoints: Math.max(1, env.maxEndpoints),
+      testLimit: env.testLimit,
       pollMs: Math.max(50, env.pollMs),
       spoofedMin: Math.max(1, env.spoofedMin),
       stallHours: Math.max(0, env.stallHours),

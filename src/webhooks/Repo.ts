@@ -147,6 +147,11 @@ export interface NewBotCandidate {
 }
 
 const BotRow = Schema.Struct({ bot: Schema.String })
+const CountRow = Schema.Struct({ n: Schema.Number })
+const AtRow = Schema.Struct({ at: Schema.DateFromSelf })
+
+/** Serialises the claims of every process, so each counts the others' leases (any constant key: this one is "whclaim"). */
+const CLAIM_LOCK = 0x7768636c
 
 export interface WebhooksRepoShape {
   readonly createEndpoint: (input: {
@@ -159,6 +164,12 @@ export interface WebhooksRepoShape {
     readonly createdAt: Date
   }) => Effect.Effect<EndpointRow>
   readonly listEndpoints: (accountId: number) => Effect.Effect<ReadonlyArray<EndpointRow>>
+  readonly countEndpoints: (accountId: number) => Effect.Effect<number>
+  /**
+   * The time of the account's `nth` newest event of `type` created after `since`, or null when it
+   * has fewer (the sliding window of the test pings' limit).
+   */
+  readonly nthNewestEvent: (accountId: number, type: string, since: Date, nth: number) => Effect.Effect<Date | null>
   readonly findEndpoint: (accountId: number, id: string) => Effect.Effect<Option.Option<EndpointRow>>
   readonly updateEndpoint: (
     accountId: number,
@@ -189,8 +200,13 @@ export interface WebhooksRepoShape {
   readonly listEvents: (accountId: number, limit: number) => Effect.Effect<ReadonlyArray<EventRow>>
   readonly listDeliveries: (accountId: number, endpointId: string, limit: number) => Effect.Effect<ReadonlyArray<DeliveryRow>>
   readonly retryDelivery: (accountId: number, endpointId: string, deliveryId: string, at: Date) => Effect.Effect<boolean>
-  /** Due deliveries of enabled endpoints, each leased to this caller until `leaseUntil`. */
-  readonly claimDue: (at: Date, leaseUntil: Date, limit: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+  /**
+   * Up to `limit` due deliveries of enabled endpoints, each leased to this caller until
+   * `leaseUntil`: round-robin across accounts (each account's oldest first, then each one's
+   * second...), an account taking no more than what brings its leased deliveries, across every
+   * caller, to `perAccount`.
+   */
+  readonly claimDue: (at: Date, leaseUntil: Date, limit: number, perAccount: number) => Effect.Effect<ReadonlyArray<ClaimedDelivery>>
   readonly finishAttempt: (outcome: AttemptOutcome) => Effect.Effect<void>
   /** Gives a claimed delivery back at once (its attempt was cut short by a shutdown). */
   readonly release: (deliveryId: string) => Effect.Effect<void>
@@ -249,6 +265,23 @@ export const WebhooksRepoLive = Layer.effect(
       listEndpoints: (accountId) =>
         sql`select ${cols} from webhook_endpoints where account_id = ${accountId} order by created_at, id`.pipe(
           rows(EndpointRow),
+          Effect.orDie
+        ),
+
+      countEndpoints: (accountId) =>
+        sql`select count(*)::int as n from webhook_endpoints where account_id = ${accountId}`.pipe(
+          singleRow(CountRow),
+          Effect.map((row) => row.n),
+          Effect.orDie
+        ),
+
+      nthNewestEvent: (accountId, type, since, nth) =>
+        sql`
+          select created_at as at from webhook_events
+          where account_id = ${accountId} and type = ${type} and created_at > ${since}
+          order by created_at desc offset ${Math.max(0, nth - 1)} limit 1`.pipe(
+          firstRow(AtRow),
+          Effect.map(Option.match({ onNone: () => null, onSome: (row) => row.at })),
           Effect.orDie
         ),
 
@@ -334,27 +367,46 @@ export const WebhooksRepoLive = Layer.effect(
 
       retryDelivery: (accountId, endpointId, deliveryId, at) =>
         sql`
-          update webhook_deliveries set status = 'pending', next_attempt_at = ${at}, claimed_until = null
+          update webhook_deliveries set status = 'pending', next_attempt_at = ${at},
+            -- An attempt in flight keeps its lease: a retry never makes a second, concurrent one.
+            claimed_until = case when claimed_until >= ${at} then claimed_until else null end
           where account_id = ${accountId} and endpoint_id = ${endpointId}::uuid and id = ${deliveryId}::uuid
           returning id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
 
-      claimDue: (at, leaseUntil, limit) =>
-        // SKIP LOCKED: two processes claiming at once take different rows; the lease keeps a row
-        // from being claimed again while its attempt runs, and frees it if the sender dies.
-        sql`
-          with due as (
-            select d.id from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
-            where d.status = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until < ${at})
-            order by d.next_attempt_at
-            limit ${limit}
-            for update of d skip locked
-          )
-          update webhook_deliveries d set claimed_until = ${leaseUntil}
-          from due, webhook_events ev, webhook_endpoints e
-          where d.id = due.id and ev.id = d.event_id and e.id = d.endpoint_id
-          returning d.id::text as id, d.account_id::int as "accountId", d.endpoint_id::text as "endpointId", d.event_id as "eventId",
-                    ev.body, d.attempts, e.url, e.secret, e.previous_secret as "previousSecret",
-                    e.previous_secret_until as "previousSecretUntil"`.pipe(rows(ClaimedDelivery), sql.withTransaction, Effect.orDie),
+      claimDue: (at, leaseUntil, limit, perAccount) =>
+        // One claim at a time across processes (a transaction-scoped advisory lock), so the leases
+        // counted per account include every process's; SKIP LOCKED and the lease still keep a row
+        // from being taken twice. Round-robin: every account's oldest due row ranks 1, its second 2...
+        Effect.gen(function*() {
+          yield* sql`select pg_advisory_xact_lock(${CLAIM_LOCK}::bigint)`
+          return yield* sql`
+            with leased as (
+              select account_id, count(*)::int as n from webhook_deliveries
+              where claimed_until >= ${at} and status = 'pending'
+              group by account_id
+            ), ranked as (
+              select d.account_id, d.id, d.next_attempt_at,
+                     row_number() over (partition by d.account_id order by d.next_attempt_at, d.id) as rank
+              from webhook_deliveries d join webhook_endpoints e on e.account_id = d.account_id and e.id = d.endpoint_id and e.enabled
+              where d.status = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until < ${at})
+            ), picked as (
+              select r.account_id, r.id from ranked r left join leased l on l.account_id = r.account_id
+              where r.rank <= ${perAccount} - coalesce(l.n, 0)
+              order by r.rank, r.next_attempt_at, r.id
+              limit ${limit}
+            ), due as (
+              select d.account_id, d.id from webhook_deliveries d join picked p on p.account_id = d.account_id and p.id = d.id
+              where d.status = 'pending' and d.next_attempt_at <= ${at} and (d.claimed_until is null or d.claimed_until < ${at})
+              for update of d skip locked
+            )
+            update webhook_deliveries d set claimed_until = ${leaseUntil}
+            from due, webhook_events ev, webhook_endpoints e
+            where d.account_id = due.account_id and d.id = due.id and ev.account_id = d.account_id and ev.id = d.event_id
+              and e.account_id = d.account_id and e.id = d.endpoint_id
+            returning d.id::text as id, d.account_id::int as "accountId", d.endpoint_id::text as "endpointId", d.event_id as "eventId",
+                      ev.body, d.attempts, e.url, e.secret, e.previous_secret as "previousSecret",
+                      e.previous_secret_until as "previousSecretUntil"`.pipe(rows(ClaimedDelivery))
+        }).pipe(sql.withTransaction, Effect.orDie),
 
       finishAttempt: (o) =>
         Effect.gen(function*() {

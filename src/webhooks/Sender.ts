@@ -1,4 +1,4 @@
-import { Duration, Effect, Layer, Queue } from "effect"
+import { Duration, Effect, FiberSet, Layer, Queue } from "effect"
 import { type BrandKey, Brands } from "../brands/Brands.js"
 import { Ingestion } from "../ingestion/Ingestion.js"
 import { DAY_MS } from "../platform/Days.js"
@@ -11,21 +11,29 @@ import { checkWebhookUrl, AddressResolver, pinnedTarget } from "./Ssrf.js"
 
 /**
  * The background sender (docs/webhooks.md, "Delivery"): a fiber living as long as the server's
- * services. It claims due deliveries (row locks with SKIP LOCKED and a lease: one process sends
- * each attempt, a crashed sender's rows come back when the lease ends), sends at most
- * `concurrency` at once, and records each attempt: delivered on a 2xx within the timeout, else
- * retried after the schedule's next wait (with jitter) or failed when the schedule is spent.
+ * services. Whenever one of its `concurrency` slots is free it claims due deliveries (row locks
+ * with SKIP LOCKED and a lease: one process sends each attempt, a crashed sender's rows come back
+ * when the lease ends), fairly across accounts: round-robin, and never more than
+ * `accountConcurrency` attempts of one account in flight across every process, so one account's
+ * slow receivers or backlog cannot hold the slots another account's delivery needs. Each attempt
+ * (resolution included) is bounded by the timeout and recorded: delivered on a 2xx, else retried
+ * after the schedule's next wait (with jitter) or failed when the schedule is spent.
  */
 
 /** A lease outlives the longest attempt (the timeout) with room for the bookkeeping. */
 const LEASE_MARGIN_MS = 30_000
 
-const errorText = (error: unknown): string => {
-  if (error instanceof Error) {
-    if (error.name === "TimeoutError" || error.name === "AbortError") return "timed out"
-    return error.message.slice(0, 300)
-  }
-  return String(error).slice(0, 300)
+/**
+ * What the delivery log says of an attempt that got no answer: a coarse class, never the client's
+ * own text (an errno, an address, a certificate's names), so the log is no port or host scanner.
+ */
+export const errorClass = (error: unknown): "timeout" | "tls error" | "connection failed" => {
+  const text = error instanceof Error
+    ? `${error.name} ${"code" in error && typeof error.code === "string" ? error.code : ""} ${error.message}`
+    : String(error)
+  if (/timeout|timed out|abort/i.test(text)) return "timeout"
+  if (/cert|tls|ssl|altname|self[ _-]?signed|handshake|issuer/i.test(text)) return "tls error"
+  return "connection failed"
 }
 
 /**
@@ -72,7 +80,6 @@ export const SenderLive = Layer.scopedDiscard(
     const alerts = yield* Alerts
     const config = yield* WebhooksConfig
     const resolver = yield* AddressResolver
-    const batch = config.concurrency * 2
 
     const post = (delivery: ClaimedDelivery, at: Date) =>
       Effect.gen(function*() {
@@ -85,7 +92,7 @@ export const SenderLive = Layer.scopedDiscard(
           ? [delivery.secret, delivery.previousSecret]
           : [delivery.secret]
         const target = pinnedTarget(check)
-        if (target === null) return { status: null, error: `refused: address ${check.address} cannot be connected to` }
+        if (target === null) return { status: null, error: "refused: the address cannot be connected to" }
         return yield* Effect.tryPromise({
           try: (signal) =>
             postPinned(target, {
@@ -97,14 +104,21 @@ export const SenderLive = Layer.scopedDiscard(
                 "webhook-signature": signatureHeader(secrets, delivery.eventId, timestamp, delivery.body)
               },
               body: delivery.body,
-              signal: AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)])
+              signal
             }),
-          catch: errorText
+          catch: errorClass
         }).pipe(
           Effect.map((status) => ({ status, error: status >= 200 && status < 300 ? null : `HTTP ${status}` })),
           Effect.catchAll((error) => Effect.succeed({ status: null, error }))
         )
-      })
+      }).pipe(
+        // The whole attempt, the name's resolution included, within the timeout (interrupting aborts the request).
+        Effect.timeoutTo({
+          duration: Duration.millis(config.timeoutMs),
+          onSuccess: (result): { status: number | null; error: string | null } => result,
+          onTimeout: () => ({ status: null, error: "timeout" })
+        })
+      )
 
     // An attempt cut short by a shutdown gives its row back at once; once it has an answer, its
     // recording is not interrupted.
@@ -132,21 +146,31 @@ export const SenderLive = Layer.scopedDiscard(
         })
       })).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`webhook delivery ${delivery.id} not recorded`, cause)))
 
-    /** One round: claim what is due and send it; true when more may be waiting. */
-    const round = Effect.gen(function*() {
+    // The attempts in flight in this process; each frees its slot (and wakes the dispatcher) when done.
+    const inFlight = yield* FiberSet.make()
+    const freed = yield* Queue.sliding<void>(1)
+    let busy = 0
+
+    /** Fills the free slots with due deliveries (fairly across accounts, see `claimDue`). */
+    const dispatch = Effect.gen(function*() {
+      const free = config.concurrency - busy
+      if (free <= 0) return
       const at = yield* now
-      const claimed = yield* repo.claimDue(at, new Date(at.getTime() + config.timeoutMs + LEASE_MARGIN_MS), batch)
-      yield* Effect.forEach(claimed, send, { concurrency: config.concurrency, discard: true })
-      return claimed.length === batch
+      const claimed = yield* repo.claimDue(at, new Date(at.getTime() + config.timeoutMs + LEASE_MARGIN_MS), free, config.accountConcurrency)
+      for (const delivery of claimed) {
+        busy++
+        yield* FiberSet.run(inFlight, send(delivery).pipe(Effect.ensuring(Effect.zipRight(Effect.sync(() => busy--), Queue.offer(freed, undefined)))))
+      }
     })
 
-    const idle = Effect.raceFirst(Queue.take(alerts.wakeups), Effect.sleep(Duration.millis(config.pollMs)))
+    // Woken by a delivery written here, by a finished attempt, or by the poll (another process's writes).
+    const idle = Effect.raceAll([Queue.take(alerts.wakeups), Queue.take(freed), Effect.sleep(Duration.millis(config.pollMs))])
 
     yield* Effect.forkScoped(
       Effect.forever(
-        round.pipe(
-          Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("webhook sender round failed", cause), false)),
-          Effect.flatMap((more) => (more ? Effect.void : idle))
+        dispatch.pipe(
+          Effect.catchAllCause((cause) => Effect.logWarning("webhook sender round failed", cause)),
+          Effect.zipRight(idle)
         )
       )
     )

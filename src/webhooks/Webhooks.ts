@@ -1,8 +1,8 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { Accounts, type SessionUser } from "../accounts/Accounts.js"
 import { Brands } from "../brands/Brands.js"
 import { Spool } from "../ingestion/Spool.js"
-import { type BadRequest, badRequest, type NotFound, notFound } from "../platform/HttpErrors.js"
+import { type BadRequest, badRequest, type Forbidden, forbidden, type NotFound, notFound } from "../platform/HttpErrors.js"
 import { now } from "../platform/Time.js"
 import { Alerts, EVENT_TYPES, makeEvent } from "./Alerts.js"
 import { WebhooksConfig } from "./Config.js"
@@ -62,15 +62,22 @@ export interface WebhookInput {
   readonly enabled?: boolean | undefined
 }
 
+/** The account sent as many test pings as the window allows: the next one is possible in `retryAfterSeconds`. */
+export class TestThrottled extends Data.TaggedError("TestThrottled")<{
+  readonly limit: number
+  readonly windowSeconds: number
+  readonly retryAfterSeconds: number
+}> {}
+
 export interface WebhooksShape {
   readonly create: (
     accountId: number,
     input: { readonly url: string; readonly events: ReadonlyArray<string>; readonly description?: string | null | undefined }
-  ) => Effect.Effect<EndpointView & { readonly secret: string }, BadRequest>
+  ) => Effect.Effect<EndpointView & { readonly secret: string }, BadRequest | Forbidden>
   readonly list: (accountId: number) => Effect.Effect<{ readonly webhooks: ReadonlyArray<EndpointView>; readonly count: number }>
   readonly update: (accountId: number, id: string, input: WebhookInput) => Effect.Effect<EndpointView, BadRequest | NotFound>
   readonly remove: (accountId: number, id: string) => Effect.Effect<void, NotFound>
-  readonly test: (accountId: number, id: string) => Effect.Effect<void, NotFound>
+  readonly test: (accountId: number, id: string) => Effect.Effect<void, NotFound | TestThrottled>
   readonly rotate: (accountId: number, id: string) => Effect.Effect<{ readonly secret: string }, NotFound>
   readonly deliveries: (
     accountId: number,
@@ -160,7 +167,8 @@ export const WebhooksLive = Layer.effect(
     const checkUrl = (url: string) =>
       checkWebhookUrl(url, config.allowPrivate).pipe(
         Effect.provideService(AddressResolver, resolver),
-        Effect.flatMap((check) => (check._tag === "Refused" ? Effect.fail(badRequest(`invalid url: ${check.reason}`)) : Effect.succeed(url.trim())))
+        // Stored as parsed: what was judged is what is shown and sent.
+        Effect.flatMap((check) => (check._tag === "Refused" ? Effect.fail(badRequest(`invalid url: ${check.reason}`)) : Effect.succeed(check.url.href)))
       )
 
     const endpoint = (accountId: number, id: string) =>
@@ -175,15 +183,21 @@ export const WebhooksLive = Layer.effect(
           const description = yield* orFail(checkDescription(input.description))
           const url = yield* checkUrl(input.url)
           const secret = newSecret()
-          const row = yield* repo.createEndpoint({
-            id: crypto.randomUUID(),
-            accountId,
-            url,
-            events,
-            description,
-            secret,
-            createdAt: yield* now
-          })
+          // Counted and inserted under the account's lock: concurrent creates cannot pass the cap together.
+          const row = yield* accounts.withAccountLock(accountId, Effect.gen(function*() {
+            if ((yield* repo.countEndpoints(accountId)) >= config.maxEndpoints) {
+              return yield* Effect.fail(forbidden(`webhook limit reached: at most ${config.maxEndpoints} endpoints per account`))
+            }
+            return yield* repo.createEndpoint({
+              id: crypto.randomUUID(),
+              accountId,
+              url,
+              events,
+              description,
+              secret,
+              createdAt: yield* now
+            })
+          }))
           return { ...view(row), secret }
         }),
 
@@ -206,9 +220,19 @@ export const WebhooksLive = Layer.effect(
       test: (accountId, id) =>
         Effect.gen(function*() {
           const row = yield* endpoint(accountId, id)
-          const at = yield* now
-          const event = makeEvent(accountId, "ping", crypto.randomUUID(), at, { webhook_id: row.id })
-          yield* repo.emitTo(row.id, event)
+          const { limit, windowSeconds } = config.testLimit
+          // A sliding window over the account's stored pings, checked and written under the account's
+          // lock: exact across server processes, whatever the shared rate-limit store.
+          yield* accounts.withAccountLock(accountId, Effect.gen(function*() {
+            const at = yield* now
+            const windowMs = windowSeconds * 1000
+            const oldest = yield* repo.nthNewestEvent(accountId, "ping", new Date(at.getTime() - windowMs), limit)
+            if (oldest !== null) {
+              const retryAfterSeconds = Math.max(1, Math.ceil((oldest.getTime() + windowMs - at.getTime()) / 1000))
+              return yield* Effect.fail(new TestThrottled({ limit, windowSeconds, retryAfterSeconds }))
+            }
+            yield* repo.emitTo(row.id, makeEvent(accountId, "ping", crypto.randomUUID(), at, { webhook_id: row.id }))
+          }))
           yield* alerts.wake
         }),
 

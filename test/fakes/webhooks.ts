@@ -48,6 +48,13 @@ export const makeFakeWebhooksRepo = () => {
         return publicRow(row)
       }),
     listEndpoints: (accountId) => Effect.sync(() => endpoints.filter((e) => e.accountId === accountId).map(publicRow)),
+    countEndpoints: (accountId) => Effect.sync(() => endpoints.filter((e) => e.accountId === accountId).length),
+    nthNewestEvent: (accountId, type, since, nth) =>
+      Effect.sync(() => {
+        const times = events.filter((e) => e.accountId === accountId && e.type === type && e.createdAt > since)
+          .map((e) => e.createdAt).sort((a, b) => b.getTime() - a.getTime())
+        return times[Math.max(0, nth - 1)] ?? null
+      }),
     findEndpoint: (accountId, id) => Effect.sync(() => Option.map(Option.fromNullable(find(accountId, id)), publicRow)),
     updateEndpoint: (accountId, id, patch) =>
       Effect.sync(() => {
@@ -99,16 +106,29 @@ export const makeFakeWebhooksRepo = () => {
       Effect.sync(() => {
         const d = deliveries.find((x) => x.accountId === accountId && x.endpointId === endpointId && x.id === deliveryId)
         if (d === undefined) return false
-        Object.assign(d, { status: "pending", nextAttemptAt: at, claimedUntil: null })
+        Object.assign(d, { status: "pending", nextAttemptAt: at, claimedUntil: d.claimedUntil !== null && d.claimedUntil >= at ? d.claimedUntil : null })
         return true
       }),
-    claimDue: (at, leaseUntil, limit) =>
+    claimDue: (at, leaseUntil, limit, perAccount) =>
       Effect.sync(() => {
+        // As the SQL: each account's due rows ranked oldest first, taken rank by rank, an account's
+        // leased rows counting against its share.
+        const leased = new Map<number, number>()
+        for (const d of deliveries) {
+          if (d.status === "pending" && d.claimedUntil !== null && d.claimedUntil >= at) leased.set(d.accountId, (leased.get(d.accountId) ?? 0) + 1)
+        }
         const due = deliveries.filter((d) =>
           d.status === "pending" && d.nextAttemptAt !== null && d.nextAttemptAt <= at && (d.claimedUntil === null || d.claimedUntil < at) &&
           endpoints.some((e) => e.id === d.endpointId && e.enabled)
-        ).slice(0, limit)
-        return due.map((d) => {
+        ).sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
+        const rank = new Map<number, number>()
+        const ranked = due.map((d) => {
+          const r = (rank.get(d.accountId) ?? 0) + 1
+          rank.set(d.accountId, r)
+          return { d, r }
+        }).filter(({ d, r }) => r <= perAccount - (leased.get(d.accountId) ?? 0))
+        const picked = ranked.sort((a, b) => a.r - b.r || a.d.nextAttemptAt!.getTime() - b.d.nextAttemptAt!.getTime()).slice(0, limit).map(({ d }) => d)
+        return picked.map((d) => {
           d.claimedUntil = leaseUntil
           const e = endpoints.find((x) => x.id === d.endpointId)!
           return {

@@ -15,11 +15,11 @@ import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
 import { Resolver, resolverFake, type ResolverShape } from "../../src/verification/Resolver.js"
 import { verificationConfigTest, type VerificationConfigShape } from "../../src/verification/Verification.js"
 import { fixedClock } from "./clock.js"
+import { browserLike } from "./browser-like.js"
+import { makeServerApp, planServers, sqlByHand, twoServerMode } from "./servers.js"
 
 /** The domain services the app is built on (src/app/Layers.ts makeServices). */
 export type AppServices = Layer.Layer.Success<ReturnType<typeof makeServices>>
-import { browserLike } from "./browser-like.js"
-import { makeServerApp, planServers, twoServerMode } from "./servers.js"
 
 export type Backend = "fake" | "pglite" | "postgres"
 
@@ -54,6 +54,8 @@ export interface TestApp {
   readonly run: <A, E>(effect: Effect.Effect<A, E, Repositories | Database>) => Promise<A>
   /** Runs an effect with the app's domain services too (e.g. a scan), on the same database. */
   readonly runServices: <A, E>(effect: Effect.Effect<A, E, AppServices | Repositories | Database>) => Promise<A>
+  /** SQL by hand on the app's database, as an operator would run it (database back ends only). */
+  readonly sql: (text: string) => Promise<void>
   readonly dispose: () => Promise<void>
 }
 
@@ -109,7 +111,10 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       ? Layer.mergeAll(makeFakeRepositories().layer, FakeDatabase)
       : backend === "pglite"
       ? RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(SqlMemory))))
-      : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!))))))
+      : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(
+        options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!),
+        options.config?.statementTimeoutMs ?? 0
+      )))))
 
   const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>(), ...options.config })
   // One value: the handler and `runServices` build the very same services (the memo map below).
@@ -142,6 +147,7 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
     },
     run: (effect) => runtime.runPromise(effect),
     runServices: (effect) => servicesRuntime.runPromise(effect),
+    sql: sqlByHand(runtime),
     dispose: async () => {
       await dispose()
       await servicesRuntime.dispose()

@@ -1,4 +1,5 @@
 import { browserLike } from "./browser-like.js"
+import { SqlClient } from "@effect/sql"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
 import { makeServices, RepositoriesLive } from "../../src/app/Layers.js"
@@ -26,8 +27,9 @@ const APP_VARIABLES = [
   "RAW_HIT_RETENTION_DAYS", "ROLLUP_RETENTION_DAYS", "RETENTION_SWEEP_MINUTES", "PUBLIC_URL", "FANOUT_GROUP_CAP",
   "SCANNER_ENABLED", "SCANNER_INTERVAL_SECONDS", "SCANNER_CONCURRENCY", "SCANNER_BRANDS_PER_TICK", "ENGINE_TIMEOUT_SECONDS",
   "ENGINE_RETRIES", "ENGINE_RETRY_BASE_MS", "DEMO", "DEMO_DAYS", "TEST_FIXED_NOW",
-  "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "ALERT_SPOOFED_MIN",
-  "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS"
+  "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "WEBHOOK_ACCOUNT_CONCURRENCY",
+  "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_TEST_LIMIT", "ALERT_SPOOFED_MIN",
+  "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS", "CONCURRENT_READS_PER_KEY", "CONCURRENT_READS_PER_SESSION", "STATEMENT_TIMEOUT_MS"
 ]
 
 /** The test process's environment without anything that configures the app (ENGINE_* included). */
@@ -72,6 +74,9 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
     : process.env.REDIS_URL || undefined
   // Without a shared store each process counts alone: a limit of N would let 2N through.
   if (limited && redisUrl === undefined) return inProcess("rate limits without REDIS_URL: each process would count alone")
+  if ((config.concurrentReads?.perKey ?? 0) > 0 || (config.concurrentReads?.perSession ?? 0) > 0) {
+    return inProcess("concurrent-read bounds: each process counts its own reads in flight")
+  }
 
   const env: Record<string, string> = {
     DATABASE_URL: url,
@@ -96,6 +101,10 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
     LOG_REQUESTS: String(config.logRequests ?? false),
     READY_SPOOL_MAX: String(config.readySpoolMax ?? 10_000),
     METRICS_TOKEN: Option.getOrElse(Option.map(config.metricsToken ?? Option.none(), Redacted.value), () => ""),
+    // appConfigTest's: off unless the test sets them.
+    CONCURRENT_READS_PER_KEY: String(config.concurrentReads?.perKey ?? 0),
+    CONCURRENT_READS_PER_SESSION: String(config.concurrentReads?.perSession ?? 0),
+    STATEMENT_TIMEOUT_MS: String(config.statementTimeoutMs ?? 0),
     // Not part of the in-process app: no scanner fiber, no demo workspace.
     SCANNER_ENABLED: "false"
   }
@@ -143,6 +152,9 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
   if (webhooks.retrySchedule !== undefined) env.WEBHOOK_RETRY_SCHEDULE = webhooks.retrySchedule.join(",")
   env.WEBHOOK_ALLOW_PRIVATE = webhooks.allowPrivate === true ? "1" : "0"
   if (webhooks.concurrency !== undefined) env.WEBHOOK_CONCURRENCY = String(webhooks.concurrency)
+  if (webhooks.accountConcurrency !== undefined) env.WEBHOOK_ACCOUNT_CONCURRENCY = String(webhooks.accountConcurrency)
+  if (webhooks.maxEndpoints !== undefined) env.WEBHOOK_MAX_ENDPOINTS = String(webhooks.maxEndpoints)
+  if (webhooks.testLimit !== undefined) env.WEBHOOK_TEST_LIMIT = `${webhooks.testLimit.limit}/${webhooks.testLimit.windowSeconds}`
   if (webhooks.pollMs !== undefined) {
     if (webhooks.pollMs < 50) return inProcess("webhooks.pollMs below the server's minimum of 50 ms")
     env.WEBHOOK_POLL_MS = String(webhooks.pollMs)
@@ -207,6 +219,7 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
     },
     run: (effect) => runtime.runPromise(effect),
     runServices: (effect) => servicesRuntime.runPromise(Effect.orDie(effect)),
+    sql: sqlByHand(runtime),
     dispose: async () => {
       const codes = await Promise.all(servers.map((server) => server.stop("SIGTERM")))
       await servicesRuntime.dispose()
@@ -218,3 +231,10 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
     }
   }
 }
+
+/** TestApp.sql over a runtime whose context holds the database's SqlClient (none on "fake"). */
+export const sqlByHand = <R, ER>(runtime: ManagedRuntime.ManagedRuntime<R, ER>) => (text: string) =>
+  runtime.runPromise(
+    Effect.flatMap(Effect.serviceOption(SqlClient.SqlClient), (client) =>
+      Option.isSome(client) ? Effect.asVoid(client.value.unsafe(text)) : Effect.dieMessage("no database on this back end"))
+  )

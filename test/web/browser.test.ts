@@ -210,6 +210,27 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await page.click("#submit")
     await page.getByRole("heading", { name: "Brands" }).waitFor()
 
+    // Settings > Security: a password change needs the current password; then sign out everywhere.
+    await page.goto(`${base}/#/settings/security/api-keys`)
+    await page.fill("#current-password", "not the password at all")
+    await page.fill("#new-password", "a newer browser password")
+    await page.click("#change-password")
+    await page.getByText("Current password is not right").waitFor()
+    await page.fill("#current-password", "a long browser password")
+    await page.fill("#new-password", "a newer browser password")
+    await page.click("#change-password")
+    await page.getByText("Password changed.").waitFor()
+    // This session was renewed, not ended.
+    expect(await page.evaluate(async () => (await fetch("/api/v1/me")).status)).toBe(200)
+    await page.click("#sign-out-everywhere")
+    await page.click("#confirm-sign-out-everywhere")
+    await page.getByRole("heading", { name: "Sign in" }).waitFor()
+    expect(await page.evaluate(async () => (await fetch("/api/v1/me")).status)).toBe(401)
+    await page.fill("#email", "browser@example.test")
+    await page.fill("#password", "a newer browser password")
+    await page.click("#submit")
+    await page.getByRole("heading", { name: "Brands" }).waitFor()
+
     expect(cspViolations).toEqual([])
   }, 120_000)
 

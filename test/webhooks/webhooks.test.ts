@@ -79,7 +79,11 @@ for (const backend of databaseBackends()) {
     beforeAll(async () => {
       receiver = startReceiver()
       app = await makeTestApp(backend, {
-        webhooks: { allowPrivate: true, retrySchedule: [0, 0], pollMs: 100, stallHours: 0.0005, checkEveryMs: 1_000, spoofedMin: 3 }
+        // Many test pings from one account here (20 at once below): a limit above them.
+        webhooks: {
+          allowPrivate: true, retrySchedule: [0, 0], pollMs: 100, stallHours: 0.0005, checkEveryMs: 1_000, spoofedMin: 3,
+          testLimit: { limit: 100, windowSeconds: 60 }
+        }
       })
       cookie = await signup(app, `hooks-${backend}@example.test`)
       other = await signup(app, `other-${backend}@example.test`)
