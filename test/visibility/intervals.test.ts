@@ -208,6 +208,13 @@ for (const backend of databaseBackends()) {
       expect(Object.keys(schemas.Snapshot.properties)).toEqual(
         expect.arrayContaining(["mention_rate", "mention_rate_ci95", "citation_rate_ci95", "per_engine_n", "per_engine_ci95"])
       )
+      // The API reference says what an interval means, on the fields and on the endpoints.
+      const meaning = "from one asking to the next on the same monitored prompts and engines"
+      expect(JSON.stringify(schemas.IndustryRankingRow.properties.share_ci95)).toContain(meaning)
+      expect(JSON.stringify(schemas.EnginePerformance.properties.score_ci95)).toContain(meaning)
+      expect(openapi.paths["/api/public/v1/model"].get.description).toContain("not how other prompts would fare")
+      const page = await (await app.fetch("/api/public/v1/docs")).text()
+      expect(page).toContain("answer-to-answer variation")
       const inProcessFetch = Layer.succeed(FetchHttpClient.Fetch, ((input: RequestInfo | URL, init?: RequestInit) => {
         const url = new URL(input instanceof Request ? input.url : input.toString())
         return app.fetch(url.pathname + url.search, init)
