@@ -76,6 +76,7 @@ export interface ScanStatus {
     readonly scanned_at: string
     readonly observations: number
     readonly failures: number
+    readonly failures_by_reason: Readonly<Record<string, number>>
     readonly last_error: string | null
     readonly tokens: number
   }>
@@ -434,6 +435,7 @@ export const ObservationsLive = Layer.effect(
               scanned_at: s.scannedAt.toISOString(),
               observations: s.observations,
               failures: s.failures,
+              failures_by_reason: s.failuresByReason,
               last_error: s.lastError,
               tokens: s.tokens
             })),

@@ -17,8 +17,13 @@ import { CitationsDescriptions, IndustryDescriptions, VisibilityDescriptions } f
 // ---------------------------------------------------------------------------
 
 /** A 95% interval `[low, high]` (docs/visibility.md, "Intervals"); null when its sample is too small. */
+/** What every interval means, in the words users read (docs/visibility.md, "Intervals"). */
+export const INTERVAL_MEANING =
+  "[low, high]: how far the figure moves from one asking to the next on the same monitored prompts and engines " +
+  "(the engines' answer-to-answer variation), 95% of the time; it says nothing about how other prompts would fare. " +
+  "Intervals near 0 or 1 are lopsided: quote both ends, not a ± half-width."
 const Ci95 = (description: string) =>
-  Schema.NullOr(Schema.Tuple(Schema.Number, Schema.Number)).annotations({ description })
+  Schema.NullOr(Schema.Tuple(Schema.Number, Schema.Number)).annotations({ description: `${description}. ${INTERVAL_MEANING}` })
 const Significant = Schema.Boolean.annotations({
   description: "true when the 95% interval of the delta excludes 0 (a change beyond sampling noise); false when it has none"
 })
@@ -66,7 +71,8 @@ export const IndustryRankingRow = Schema.Struct({
   domain: Str("The entity's domain"),
   sentiment: SentimentShares,
   share_ci95: Ci95(
-    "95% interval of share (linearised ratio estimator over the population's observations), 4 decimals; " +
+    "95% interval of share (linearised ratio estimator over the population's observations; when its variance is 0, " +
+      "the Wilson interval over the observations naming at least one entity), 4 decimals; " +
       "null with fewer than 2 observations or no mention at all"
   ),
   delta_ci95: Ci95("95% interval of delta (delta ± 1.959964·sqrt(var + var_previous)), 4 decimals; null when either share has none"),

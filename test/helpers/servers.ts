@@ -1,8 +1,9 @@
 import { browserLike } from "./browser-like.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
-import { RepositoriesLive } from "../../src/app/Layers.js"
-import { type RateLimitRule } from "../../src/platform/Config.js"
+import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
+import { makeServices, RepositoriesLive } from "../../src/app/Layers.js"
+import { appConfigTest, type RateLimitRule } from "../../src/platform/Config.js"
 import { sqlServer } from "../../src/platform/Sql.js"
 import { type RunningServer, startServer } from "../hardening/server.js"
 import type { TestApp, TestAppOptions } from "./app.js"
@@ -195,7 +196,15 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
     throw error
   }
   const servers = [first, second]
-  const runtime = ManagedRuntime.make(RepositoriesLive.pipe(Layer.provideMerge(sqlServer(url))))
+  const repositories = RepositoriesLive.pipe(Layer.provideMerge(sqlServer(url)))
+  const runtime = ManagedRuntime.make(repositories)
+  // The domain services in this process (e.g. a scan), over the same database.
+  const servicesRuntime = ManagedRuntime.make(
+    makeServices({ repositories: RepositoriesLive, passwords: PasswordHasherCheap }).pipe(
+      Layer.provideMerge(repositories),
+      Layer.provide(appConfigTest())
+    )
+  )
   let turn = 0
   return {
     backend: "postgres",
@@ -209,9 +218,11 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
       return fetch(`${server.base}${path}`, { redirect: "manual", ...init, headers })
     },
     run: (effect) => runtime.runPromise(effect),
+    runServices: (effect) => servicesRuntime.runPromise(Effect.orDie(effect)),
     sql: sqlByHand(runtime),
     dispose: async () => {
       const codes = await Promise.all(servers.map((server) => server.stop("SIGTERM")))
+      await servicesRuntime.dispose()
       await runtime.dispose()
       codes.forEach((code, i) => {
         // 0: a clean graceful shutdown; anything else is worth seeing.

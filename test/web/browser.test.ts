@@ -275,10 +275,13 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await page.goto(`${base}/#/brands/acme/visibility?range=30d`)
     for (const id of ["snapshots", "share-of-voice", "engines"]) await page.locator(`#${id} canvas`).waitFor()
     expect(await page.locator("#share-of-voice").textContent()).toContain("Globex")
-    // Intervals: "±" in the tables, a change within noise marked n.s., a change from nothing shown as new.
-    expect(await page.locator("#share-of-voice").textContent()).toContain("41.0% ± 3.0")
+    // Intervals: their two ends in the tables (never "±": they are lopsided near 0 and 100), what they mean
+    // said in words, a change within noise marked n.s., a change from nothing shown as new.
+    expect(await page.locator("#share-of-voice").textContent()).toContain("41.0% (38.0–44.0)")
     const engines = await page.locator("#engines").textContent()
-    expect(engines).toContain("44.2 ± 5.1")
+    expect(engines).toContain("44.2 (39.1–49.4)")
+    expect(await page.locator("#visibility-page").textContent()).not.toContain("±")
+    expect(await page.locator("#interval-meaning").textContent()).toContain("from one asking to the next on your monitored prompts and engines")
     expect(engines).toContain("-1.2 pt (n.s.)")
     expect(engines).toContain("+3.1 pt")
     expect(engines).toContain("new")
