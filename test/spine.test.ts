@@ -130,7 +130,7 @@ for (const backend of backends) {
       }
       // Ingestion is built (test/ingestion): on the free plan both endpoints answer 403.
       const ingestion: ReadonlyArray<[string, string]> = [
-        ["/api/public/v1/agents/ingest", `{"error":"plan not entitled to server-log ingestion"}`],
+        ["/api/public/v1/agents/ingest", `{"error":"plan not entitled to server-log ingestion: Starter plan or higher"}`],
         ["/api/public/v1/agents/ingest/drain", `{"error":"plan not entitled to log-drain ingestion: Growth plan or higher"}`]
       ]
       for (const [path, body] of ingestion) {

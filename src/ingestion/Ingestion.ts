@@ -98,7 +98,7 @@ export interface TagInput {
 export class Ingestion extends Context.Tag("Ingestion")<Ingestion, IngestionShape>() {}
 
 export const CAP_REACHED = "monthly server-log event cap reached"
-const PLAN_BATCH = forbidden("plan not entitled to server-log ingestion")
+const PLAN_BATCH = forbidden("plan not entitled to server-log ingestion: Starter plan or higher")
 const PLAN_DRAIN = forbidden("plan not entitled to log-drain ingestion: Growth plan or higher")
 const SIGNATURE_MISSING = forbidden("missing x-drain-signature")
 const SIGNATURE_MISMATCH = forbidden("x-drain-signature mismatch")

@@ -45,7 +45,7 @@ for (const backend of backends) {
         const free = await tenant(app, "free")
         const { response, text } = await send(free, { site_id: free.siteId, records: [record(UA.gptbot)] })
         expect(response.status).toBe(403)
-        expect(text).toBe(`{"error":"plan not entitled to server-log ingestion"}`)
+        expect(text).toBe(`{"error":"plan not entitled to server-log ingestion: Starter plan or higher"}`)
       })
       it("200 on starter, growth and enterprise", async () => {
         for (const plan of ["starter", "growth", "enterprise"] as const) {
