@@ -134,6 +134,7 @@ const connections = new WeakMap<Server, Set<Socket>>()
 const serveConnection = (socket: Socket, session: EmbeddedSession) => {
   /** Permits this connection holds (one per open transaction of the other process). */
   let held = 0
+  let closed = false
   const listeners = new Map<string, () => Promise<void>>()
   const send = (reply: Reply) => {
     if (!socket.destroyed) socket.write(frame(reply))
@@ -149,10 +150,15 @@ const serveConnection = (socket: Socket, session: EmbeddedSession) => {
         return answer(request.id, Effect.map(request.held ? run : session.lock.withPermits(1)(run), (rows) => ({ id: request.id, rows })))
       }
       case "begin":
-        return answer(request.id, Effect.map(session.lock.take(1), () => {
-          held++
-          return { id: request.id, ok: true as const }
-        }))
+        return answer(
+          request.id,
+          Effect.flatMap(session.lock.take(1), (): Effect.Effect<Reply> => {
+            // Gone while it waited for the session: the permit goes straight back.
+            if (closed) return Effect.as(session.lock.release(1), { id: request.id, error: "closed" })
+            held++
+            return Effect.succeed({ id: request.id, ok: true as const })
+          })
+        )
       case "end":
         if (held === 0) return send({ id: request.id, error: "no transaction to end" })
         held--
@@ -187,6 +193,7 @@ const serveConnection = (socket: Socket, session: EmbeddedSession) => {
   })
   socket.on("error", () => socket.destroy())
   socket.once("close", () => {
+    closed = true
     for (const unlisten of listeners.values()) void unlisten().catch(() => undefined)
     listeners.clear()
     if (held === 0) return
