@@ -246,7 +246,12 @@ const openedLayer = (dataDir: string) =>
       const session = yield* makeEmbeddedSession(db)
       const client = yield* makePgliteClient(db, session)
       // Another process on this data directory (the CLI beside a server) goes through this one.
-      if (dataDir !== "memory://") yield* serveChannel(dataDir, session)
+      // Not listening (a socket path past the system's ~107 bytes, say) costs the CLI its way in, not the server.
+      if (dataDir !== "memory://") {
+        yield* serveChannel(dataDir, session).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`${error.message}: bun run cli cannot reach this database while this process runs`))
+        )
+      }
       const database: DatabaseShape = {
         kind: "pglite",
         ...sqlNotifyAndPing(client),
