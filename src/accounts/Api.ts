@@ -130,12 +130,15 @@ export const KeyIdPath = Schema.Struct({
 })
 
 export class AuthGroup extends HttpApiGroup.make("auth")
+  .annotate(OpenApi.Description, "Sign-up, sign-in and sign-out: the session cookie of the web application")
   .add(
     HttpApiEndpoint.post("signup", "/auth/signup")
       .setPayload(SignupPayload)
       .addSuccess(SessionBody, { status: 201 })
       .addError(BadRequestError)
       .addError(ConflictError)
+      .addError(RateLimitedError)
+      .annotate(OpenApi.Summary, "Create an account and sign in")
   )
   .add(
     HttpApiEndpoint.post("login", "/auth/login")
@@ -143,26 +146,34 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addSuccess(SessionBody)
       .addError(BadRequestError)
       .addError(UnauthorizedError)
+      .addError(RateLimitedError)
+      .annotate(OpenApi.Summary, "Sign in with email and password")
   )
-  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(HttpApiSchema.NoContent))
+  .add(
+    HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Sign out: end the session")
+  )
   .addError(ForbiddenError)
 {}
 
 export class MeGroup extends HttpApiGroup.make("me")
-  .add(HttpApiEndpoint.get("me", "/me").addSuccess(MeBody))
-  .add(HttpApiEndpoint.get("listKeys", "/me/api-keys").addSuccess(ApiKeyList))
+  .annotate(OpenApi.Description, "The signed-in account and its API keys")
+  .add(HttpApiEndpoint.get("me", "/me").addSuccess(MeBody).annotate(OpenApi.Summary, "The signed-in user and account"))
+  .add(HttpApiEndpoint.get("listKeys", "/me/api-keys").addSuccess(ApiKeyList).annotate(OpenApi.Summary, "The account's API keys"))
   .add(
     HttpApiEndpoint.post("createKey", "/me/api-keys")
       .setPayload(CreateKeyPayload)
       .addSuccess(CreatedApiKey, { status: 201 })
       .addError(BadRequestError)
       .addError(PlanLimitReachedError)
+      .annotate(OpenApi.Summary, "Create an API key (shown once)")
   )
   .add(
     HttpApiEndpoint.post("revokeKey", "/me/api-keys/:id/revoke")
       .setPath(KeyIdPath)
       .addSuccess(ApiKeyRecord)
       .addError(NotFoundError)
+      .annotate(OpenApi.Summary, "Revoke an API key")
   )
   .add(
     HttpApiEndpoint.post("changePassword", "/me/password")

@@ -35,6 +35,7 @@ export const BrandList = Schema.Struct({
 export const SlugPath = Schema.Struct({ slug: Slug })
 
 export class BrandsGroup extends HttpApiGroup.make("brands")
+  .annotate(OpenApi.Description, "The account's tracked brands")
   .add(
     HttpApiEndpoint.get("list", "/brands").addSuccess(BrandList)
       .annotate(OpenApi.Summary, "Brands of the account")
@@ -114,8 +115,9 @@ export const MonitoredPrompt = Schema.Struct({
 export const DrainSecretPayload = Schema.Struct({ secret: Schema.optional(Schema.NullOr(Schema.String)) })
 
 export class DashboardBrandsGroup extends HttpApiGroup.make("dashboardBrands")
+  .annotate(OpenApi.Description, "The account's brands, competitors and monitored prompts, as the web application manages them")
   .add(
-    HttpApiEndpoint.get("list", "/me/brands").addSuccess(BrandList)
+    HttpApiEndpoint.get("list", "/me/brands").addSuccess(BrandList).annotate(OpenApi.Summary, "Brands of the account")
   )
   .add(
     HttpApiEndpoint.post("create", "/me/brands")
@@ -123,6 +125,7 @@ export class DashboardBrandsGroup extends HttpApiGroup.make("dashboardBrands")
       .addSuccess(Brand, { status: 201 })
       .addError(ConflictError)
       .addError(PlanLimitReachedError)
+      .annotate(OpenApi.Summary, "Add a brand")
   )
   .add(
     HttpApiEndpoint.post("addCompetitor", "/me/brands/:slug/competitors")
@@ -130,6 +133,7 @@ export class DashboardBrandsGroup extends HttpApiGroup.make("dashboardBrands")
       .setPayload(CreateCompetitorPayload)
       .addSuccess(Competitor, { status: 201 })
       .addError(ConflictError)
+      .annotate(OpenApi.Summary, "Add a competitor to a brand")
   )
   .add(
     HttpApiEndpoint.post("addPrompt", "/me/brands/:slug/prompts")
@@ -138,12 +142,14 @@ export class DashboardBrandsGroup extends HttpApiGroup.make("dashboardBrands")
       .addSuccess(MonitoredPrompt, { status: 201 })
       .addError(ConflictError)
       .addError(PlanLimitReachedError)
+      .annotate(OpenApi.Summary, "Add a monitored prompt to a brand")
   )
   .add(
     HttpApiEndpoint.put("setDrainSecret", "/me/brands/:slug/drain-secret")
       .setPath(SlugPath)
       .setPayload(DrainSecretPayload)
       .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Save or clear the brand's drain signing secret")
   )
   .addError(BadRequestError)
   .addError(NotFoundError)

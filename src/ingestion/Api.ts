@@ -185,6 +185,7 @@ export class BatchBodyLimit extends HttpApiMiddleware.Tag<BatchBodyLimit>()("Bat
 // ---------------------------------------------------------------------------
 
 export class IngestionGroup extends HttpApiGroup.make("ingestion")
+  .annotate(OpenApi.Description, "Server-side request logs in: a batch of records, or a hosting platform's log-drain delivery")
   .add(
     HttpApiEndpoint.post("ingest", "/agents/ingest")
       .middleware(BatchBodyLimit)

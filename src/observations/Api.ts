@@ -80,6 +80,7 @@ const importRequestBody = {
 }
 
 export class ObservationsGroup extends HttpApiGroup.make("observations")
+  .annotate(OpenApi.Description, "Answer observations in (an import) and the brand's scans")
   .add(
     HttpApiEndpoint.post("import", "/me/brands/:slug/observations")
       .setPath(SlugPath)

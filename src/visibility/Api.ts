@@ -358,7 +358,7 @@ export const IndustryMetricsResponse = Schema.Struct({
     mention_rate_ci95: Ci95("Wilson 95% interval of mention_rate, 4 decimals; null when n = 0")
   }).annotations({ description: "The brand's own totals over the range" }),
   tracked_competitors: Schema.Array(Schema.String).annotations({ description: "Names of the brand's competitors" }),
-  methodology: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  methodology: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
     description: "How the figures are computed: figure or setting name to its definition or value"
   })
 }).annotations({ identifier: "IndustryMetricsResponse" })
@@ -465,6 +465,7 @@ export const IndustryRankingResponse = Schema.Struct({
 // ---------------------------------------------------------------------------
 
 export class VisibilityGroup extends HttpApiGroup.make("visibility")
+  .annotate(OpenApi.Description, "How answer engines talk about each brand: snapshots, mentions, prompts, portfolio, model, topics")
   .add(
     HttpApiEndpoint.get("snapshots", "/brands/:slug/snapshots")
       .setPath(SlugPath)
@@ -518,6 +519,7 @@ export class VisibilityGroup extends HttpApiGroup.make("visibility")
 {}
 
 export class CitationsGroup extends HttpApiGroup.make("citations")
+  .annotate(OpenApi.Description, "The sources answer engines cite, and the fan-out queries behind them")
   .add(
     HttpApiEndpoint.get("citations", "/citations")
       .setUrlParams(CitationsUrlParams)
@@ -538,6 +540,7 @@ export class CitationsGroup extends HttpApiGroup.make("citations")
 {}
 
 export class IndustryGroup extends HttpApiGroup.make("industry")
+  .annotate(OpenApi.Description, "The brand against its competitors: metrics, their citations and prompts, gaps, ranking")
   .add(
     HttpApiEndpoint.get("metrics", "/industry/metrics")
       .setUrlParams(IndustryMetricsUrlParams)
