@@ -182,6 +182,7 @@ export class MeGroup extends HttpApiGroup.make("me")
       .addError(BadRequestError)
       .addError(UnauthorizedError)
       .addError(RateLimitedError)
+      .annotate(OpenApi.Summary, "Change the password (ends every other session)")
       .annotate(
         OpenApi.Description,
         "Needs the current password. Every other session of the user ends; this one is replaced by a new session " +
@@ -191,6 +192,7 @@ export class MeGroup extends HttpApiGroup.make("me")
   .add(
     HttpApiEndpoint.post("signOutEverywhere", "/me/sign-out-everywhere")
       .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Sign out everywhere")
       .annotate(OpenApi.Description, "Ends every session of the user, this one included, and clears the cookie.")
   )
   .addError(ForbiddenError)
