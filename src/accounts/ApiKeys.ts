@@ -37,7 +37,13 @@ export interface ApiKeysShape {
 export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, ApiKeysShape>() {}
 
 const NAME_MAX = 80
-const CACHE_MAX = 100_000
+
+/**
+ * Approximate bytes of one cached key: its hash (the map key, 64 hex characters), the map entry and
+ * the lookup (a UUID and three fields) or null for an unknown hash. The cache is bounded by the sum
+ * (API_KEY_CACHE_BYTES).
+ */
+export const cachedKeyBytes = (lookup: KeyLookup | null): number => 256 + (lookup === null ? 0 : 160)
 
 const MISSING = new Unauthorized({ error: "missing Authorization header" })
 const NOT_BEARER = new Unauthorized({ error: "Authorization must be Bearer <token>" })
@@ -66,7 +72,12 @@ export const ApiKeysLive = Layer.scoped(
     // drops the entry at once here and, through the invalidation channel, in every other process
     // (its payload is the bare hash). Unknown hashes are cached too (a key cannot be guessed before
     // it exists).
-    const cache = channelCache<string, KeyLookup | null>(invalidations, { prefix: "", key: (hash) => hash, maxWeight: CACHE_MAX })
+    const cache = channelCache<string, KeyLookup | null>(invalidations, {
+      prefix: "",
+      key: (hash) => hash,
+      maxWeight: config.cacheBytes.apiKeys,
+      weightOf: cachedKeyBytes
+    })
     /** key id -> last use not yet written: at most one write per key per flush interval. */
     const pendingLastUsed = new Map<string, Date>()
 

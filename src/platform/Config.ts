@@ -29,7 +29,19 @@ export interface AppConfigShape {
   readonly readySpoolMax: number
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: Option.Option<Redacted.Redacted>
+  /** In-process caches, each bounded by an approximate byte budget (docs/operations.md). */
+  readonly cacheBytes: CacheBudgets
 }
+
+/** Approximate bytes each in-process cache may hold; past it, the cache starts over empty. */
+export interface CacheBudgets {
+  /** Each account's brands (BRAND_CACHE_BYTES). */
+  readonly brands: number
+  /** API keys by hash, unknown ones included (API_KEY_CACHE_BYTES). */
+  readonly apiKeys: number
+}
+
+export const CACHE_BYTES_DEFAULTS: CacheBudgets = { brands: 64 * 1024 * 1024, apiKeys: 16 * 1024 * 1024 }
 
 /** A token bucket: `limit` requests, refilled evenly over `windowSeconds`. limit 0 = no limit. */
 export interface RateLimitRule {
@@ -122,7 +134,11 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   shutdownGraceMs: Config.integer("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000)),
   logRequests: Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
   readySpoolMax: Config.integer("READY_SPOOL_MAX").pipe(Config.withDefault(10_000)),
-  metricsToken: optionalSecret("METRICS_TOKEN")
+  metricsToken: optionalSecret("METRICS_TOKEN"),
+  cacheBytes: Config.all({
+    brands: Config.integer("BRAND_CACHE_BYTES").pipe(Config.withDefault(CACHE_BYTES_DEFAULTS.brands)),
+    apiKeys: Config.integer("API_KEY_CACHE_BYTES").pipe(Config.withDefault(CACHE_BYTES_DEFAULTS.apiKeys))
+  })
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, appConfigFromEnv)
@@ -145,6 +161,7 @@ export const appConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
     logRequests: false,
     readySpoolMax: 10_000,
     metricsToken: Option.none(),
+    cacheBytes: CACHE_BYTES_DEFAULTS,
     ...overrides
   })
 
@@ -168,5 +185,7 @@ export const configSummary = (config: AppConfigShape): Record<string, unknown> =
   shutdown_grace_ms: config.shutdownGraceMs,
   log_requests: config.logRequests,
   ready_spool_max: config.readySpoolMax,
-  metrics_token: Option.isSome(config.metricsToken) ? "set (redacted)" : "unset"
+  metrics_token: Option.isSome(config.metricsToken) ? "set (redacted)" : "unset",
+  brand_cache_bytes: config.cacheBytes.brands,
+  api_key_cache_bytes: config.cacheBytes.apiKeys
 })
