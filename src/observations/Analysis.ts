@@ -5,8 +5,9 @@ import { Sentiment, sentimentLabel, SentimentLive, type SentimentLabel, type Sen
 
 /**
  * The analysis of one answer observation, exactly docs/observations.md. Pure and synchronous:
- * no I/O, no clock. A brand's entities are compiled once into an Analyzer (one regular
- * expression, domain maps) and the Analyzer then runs on each observation of that brand.
+ * no I/O, no clock. A brand's entities are compiled once into an Analyzer (the names' automaton,
+ * domain maps) and the Analyzer then runs on each observation of that brand, in time linear in the
+ * answer whatever the number of names (docs/security.md "Mention matching in one pass").
  */
 
 export const BUCKETS = ["owned", "competitor", "ugc", "reference", "earned"] as const
