@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
+import { cachedKeyBytes } from "../../src/accounts/ApiKeys.js"
+import { cachedBrandsBytes } from "../../src/brands/Brands.js"
+import { CACHE_BYTES_DEFAULTS } from "../../src/platform/Config.js"
 import { createBrand, databaseBackends, json, makeTestApp, signup, type Backend, type TestApp } from "../helpers/app.js"
 
 /**
@@ -168,3 +171,24 @@ for (const backend of backends.filter((b) => b !== "pglite")) {
     }, 120_000)
   })
 }
+
+describe("the in-process caches weigh their entries in bytes", () => {
+  const row = (aliases: ReadonlyArray<string>, drainSecret: string | null = null) => ({
+    id: 1, accountId: 1, slug: "acme", name: "Acme", domain: "acme.com", vertical: "saas", primaryRegion: "US", primaryLanguage: "en",
+    aliases, siteId: "6f1c2b4e-0000-4000-8000-000000000000", scanHours: 24, nextScanAt: new Date(0), addedAt: new Date(0), drainSecret
+  })
+
+  it("a brand's weight follows its texts: at the bounds some 12 KB; the audit's 25 MB of aliases would weigh over 50 MB", () => {
+    const atBounds = cachedBrandsBytes([row(aliasesOf("acme", 50, 100), "s".repeat(1024))])
+    expect(atBounds).toBeGreaterThan(50 * 100 * 2)
+    expect(atBounds).toBeLessThan(20_000)
+    expect(cachedBrandsBytes([row(aliasesOf("acme", 25_000, 1000))])).toBeGreaterThan(50_000_000)
+    expect(cachedBrandsBytes([row([]), row([])])).toBeGreaterThan(cachedBrandsBytes([row([])]))
+  })
+
+  it("a key weighs a few hundred bytes, known or not; the budgets are the documented defaults", () => {
+    expect(cachedKeyBytes(null)).toBeGreaterThan(128)
+    expect(cachedKeyBytes({ id: "6f1c2b4e-0000-4000-8000-000000000000", accountId: 1, revoked: false, used: true })).toBeLessThan(1024)
+    expect(CACHE_BYTES_DEFAULTS).toEqual({ brands: 64 * 1024 * 1024, apiKeys: 16 * 1024 * 1024 })
+  })
+})
