@@ -61,10 +61,16 @@ export const UserSummary = Schema.Struct({ email: Schema.String })
 
 export const SessionBody = Schema.Struct({ account: AccountSummary, user: UserSummary })
 
+/** The longest account name and API key name as sent (docs/security.md "Sizes bounded at the source"). */
+export const ACCOUNT_NAME_MAX = 200
+export const KEY_NAME_MAX_SENT = 200
+
 export const SignupPayload = Schema.Struct({
   email: Schema.String,
   password: Schema.String,
-  account_name: Schema.String
+  account_name: Schema.String.pipe(
+    Schema.maxLength(ACCOUNT_NAME_MAX, { message: () => `must be at most ${ACCOUNT_NAME_MAX} characters` })
+  )
 })
 export const LoginPayload = Schema.Struct({ email: Schema.String, password: Schema.String })
 
@@ -117,7 +123,13 @@ export const CreatedApiKey = Schema.Struct({
 })
 
 export const CreateKeyPayload = Schema.Struct({
-  name: Schema.optional(Schema.NullOr(Schema.String))
+  name: Schema.optional(
+    Schema.NullOr(
+      Schema.String.pipe(
+        Schema.maxLength(KEY_NAME_MAX_SENT, { message: () => `must be at most ${KEY_NAME_MAX_SENT} characters` })
+      ).annotations({ description: "Trimmed to 80 characters" })
+    )
+  )
 })
 
 export const ChangePasswordPayload = Schema.Struct({

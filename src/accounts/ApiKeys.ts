@@ -48,7 +48,13 @@ export interface ApiKeysShape {
 export class ApiKeys extends Context.Tag("ApiKeys")<ApiKeys, ApiKeysShape>() {}
 
 const NAME_MAX = 80
-const CACHE_MAX = 100_000
+
+/**
+ * Approximate bytes of one cached key: its hash (the map key, 64 hex characters), the map entry and
+ * the lookup (a UUID and three fields) or null for an unknown hash. The cache is bounded by the sum
+ * (API_KEY_CACHE_BYTES).
+ */
+export const cachedKeyBytes = (lookup: KeyLookup | null): number => 256 + (lookup === null ? 0 : 160)
 
 const MISSING = new Unauthorized({ error: "missing Authorization header" })
 const NOT_BEARER = new Unauthorized({ error: "Authorization must be Bearer <token>" })
@@ -93,12 +99,18 @@ export const ApiKeysLive = Layer.scoped(
     // drops the entry at once here and, through the invalidation channel, in every other process
     // (its payload is the bare hash, "*" every key). Unknown hashes are cached too (a key cannot be guessed before
     // it exists).
-    const cache = channelCache<string, KeyLookup | null>(invalidations, { prefix: "", key: (hash) => hash, maxWeight: CACHE_MAX })
+    const cache = channelCache<string, KeyLookup | null>(invalidations, {
+      prefix: "",
+      key: (hash) => hash,
+      maxWeight: config.cacheBytes.apiKeys,
+      weightOf: cachedKeyBytes
+    })
     // Per account, the active keys beyond its plan's cap (an empty set but after a downgrade). Dropped by
     // `account:<id>` on the channel, which the triggers send when the plan, the plans or the account's
     // keys change (migrations 0016 and 0018), whoever changes them: a plan change applies at once in
     // every process. A new key never needs it dropped: it is created only under the cap.
-    const overCaps = accountCache<OverCap>(invalidations, CACHE_MAX, (over) => 1 + over.ids.size)
+    // Weighed in approximate bytes like the keys, within the same budget: an entry and a key id each.
+    const overCaps = accountCache<OverCap>(invalidations, config.cacheBytes.apiKeys, (over) => 256 + 96 * over.ids.size)
     const overCapOf = (accountId: number) =>
       overCaps.read(
         accountId,

@@ -33,6 +33,8 @@ export interface AppConfigShape {
   readonly concurrentReads: ConcurrentReads
   /** The longest a statement may run on the PostgreSQL server before it is cancelled, in ms (0: no limit). */
   readonly statementTimeoutMs: number
+  /** In-process caches, each bounded by an approximate byte budget (docs/operations.md). */
+  readonly cacheBytes: CacheBudgets
 }
 
 /** Bounds on reads in flight at once (docs/security.md, "Bounds on a request's cost"). */
@@ -46,6 +48,16 @@ export interface ConcurrentReads {
 export const CONCURRENT_READS_DEFAULTS: ConcurrentReads = { perKey: 4, perSession: 8 }
 
 export const STATEMENT_TIMEOUT_DEFAULT_MS = 30_000
+
+/** Approximate bytes each in-process cache may hold; past it, the cache starts over empty. */
+export interface CacheBudgets {
+  /** Each account's brands (BRAND_CACHE_BYTES). */
+  readonly brands: number
+  /** API keys by hash, unknown ones included (API_KEY_CACHE_BYTES). */
+  readonly apiKeys: number
+}
+
+export const CACHE_BYTES_DEFAULTS: CacheBudgets = { brands: 64 * 1024 * 1024, apiKeys: 16 * 1024 * 1024 }
 
 /** A token bucket: `limit` requests, refilled evenly over `windowSeconds`. limit 0 = no limit. */
 export interface RateLimitRule {
@@ -149,7 +161,11 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
     perKey: nonNegative("CONCURRENT_READS_PER_KEY", CONCURRENT_READS_DEFAULTS.perKey),
     perSession: nonNegative("CONCURRENT_READS_PER_SESSION", CONCURRENT_READS_DEFAULTS.perSession)
   }),
-  statementTimeoutMs: nonNegative("STATEMENT_TIMEOUT_MS", STATEMENT_TIMEOUT_DEFAULT_MS)
+  statementTimeoutMs: nonNegative("STATEMENT_TIMEOUT_MS", STATEMENT_TIMEOUT_DEFAULT_MS),
+  cacheBytes: Config.all({
+    brands: Config.integer("BRAND_CACHE_BYTES").pipe(Config.withDefault(CACHE_BYTES_DEFAULTS.brands)),
+    apiKeys: Config.integer("API_KEY_CACHE_BYTES").pipe(Config.withDefault(CACHE_BYTES_DEFAULTS.apiKeys))
+  })
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, appConfigFromEnv)
@@ -175,6 +191,7 @@ export const appConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
     // Off in process (tests fire many reads at once with one key) unless a test sets them.
     concurrentReads: { perKey: 0, perSession: 0 },
     statementTimeoutMs: 0,
+    cacheBytes: CACHE_BYTES_DEFAULTS,
     ...overrides
   })
 
@@ -200,5 +217,7 @@ export const configSummary = (config: AppConfigShape): Record<string, unknown> =
   ready_spool_max: config.readySpoolMax,
   metrics_token: Option.isSome(config.metricsToken) ? "set (redacted)" : "unset",
   concurrent_reads: { per_key: config.concurrentReads.perKey, per_session: config.concurrentReads.perSession },
-  statement_timeout_ms: config.statementTimeoutMs
+  statement_timeout_ms: config.statementTimeoutMs,
+  brand_cache_bytes: config.cacheBytes.brands,
+  api_key_cache_bytes: config.cacheBytes.apiKeys
 })
