@@ -17,7 +17,7 @@ export const MAX_TARGET_BYTES = 8 * 1024
 export const MAX_HEADER_BYTES = 16 * 1024
 
 /** Bun's limit as `bun run start` sets it (package.json); requests past it never reach the app. */
-export const BUN_HEADER_LIMIT = 64 * 1024
+export const BUN_HEADER_LIMIT = 1024 * 1024
 
 /** Bun's limit in this process (the `--max-http-header-size` it was started with). */
 export const bunHeaderLimit = (): number => maxHeaderSize
