@@ -62,6 +62,19 @@ describe("spool file format", () => {
   })
 })
 
+/**
+ * A growth tenant whose plan change (made in SQL, its notification asynchronous) this process has
+ * acted on: else the notification can land after the warm-up and empty the caches the outage needs.
+ */
+const settledTenant = async (app: TestApp): Promise<Tenant> => {
+  const t = await tenant(app, "growth")
+  await waitFor("the plan change to reach the caches", async () => {
+    const response = await app.fetch("/api/public/v1/brands", { headers: { authorization: `Bearer ${t.key}` } })
+    return ((await json(response)) as { limit: number }).limit > 1
+  })
+  return t
+}
+
 for (const backend of databaseBackends()) {
   describe(`database outage on ${backend}`, () => {
     let app: TestApp
@@ -93,7 +106,7 @@ for (const backend of databaseBackends()) {
         where u.email = $1`, [t.email]))[0]!.n
 
     it("answers 200 while down, then stores every hit exactly once", async () => {
-      const t = await tenant(app, "growth")
+      const t = await settledTenant(app)
       // One delivery stored while up (its key is cached from then on, as in a running server).
       const early = ndjson(mixedDelivery())
       const up = await postDrain(app, t.key, drainUrl(t.siteId), early)
@@ -130,7 +143,7 @@ for (const backend of databaseBackends()) {
     })
 
     it("replays count against the cap like live traffic", async () => {
-      const t = await tenant(app, "growth")
+      const t = await settledTenant(app)
       const id = (await query<{ id: number }>(app, `select account_id::int as id from users where email = $1`, [t.email]))[0]!.id
       await postDrain(app, t.key, drainUrl(t.siteId), ndjson([buildRecord()])) // caches the key
       await query(app, `insert into monthly_usage (account_id, month, events) values ($1, $2::date, $3)`, [id, monthStart(new Date()), 1_000_000 - 2])
@@ -144,8 +157,8 @@ for (const backend of databaseBackends()) {
     })
 
     it("a delivery checked on replay is dropped if the site is not the account's", async () => {
-      const t = await tenant(app, "growth")
-      const other = await tenant(app, "growth")
+      const t = await settledTenant(app)
+      const other = await settledTenant(app)
       await postDrain(app, t.key, drainUrl(t.siteId), ndjson([buildRecord()]))
       gate.down = true
       const response = await postDrain(app, t.key, drainUrl(other.siteId), ndjson(mixedDelivery()))
