@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AuthGroup, MeGroup } from "./accounts/Api.js"
+import { ActionsGroup } from "./actions/Api.js"
 import { AgentsGroup } from "./agents/Api.js"
 import { BrandsGroup, DashboardBrandsGroup } from "./brands/Api.js"
 import { IngestionGroup } from "./ingestion/Api.js"
@@ -12,7 +13,7 @@ import { WebhooksGroup } from "./webhooks/Api.js"
 
 export const API_VERSION = "2026.05.23"
 
-/** The customer API: 21 paths under /api/public/v1, bearer API keys only. */
+/** The customer API: 22 paths under /api/public/v1, bearer API keys only. */
 export class PublicApi extends HttpApi.make("public")
   .add(BrandsGroup)
   .add(VisibilityGroup)
@@ -20,6 +21,7 @@ export class PublicApi extends HttpApi.make("public")
   .add(IngestionGroup)
   .add(CitationsGroup)
   .add(IndustryGroup)
+  .add(ActionsGroup)
   .prefix("/api/public/v1")
   .annotateContext(
     OpenApi.annotations({
