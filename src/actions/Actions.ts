@@ -169,8 +169,9 @@ export const ActionsLive = Layer.effect(
             action: {
               kind: "win_prompt",
               title: `Win the prompt "${prompt.prompt}"`,
-              why: `${top.name} was named in ${top.mentions} of the ${count(prompt.answers, "answer")} to "${prompt.prompt}" ` +
-                `${days} (${percent(competitorRate)}); ${brand.name} in ${prompt.brandMentions} (${percent(brandRate)}).`,
+              why: `${top.name} was named in ${top.mentions.toLocaleString("en-US")} of the ${count(prompt.answers, "answer")} to ` +
+                `"${prompt.prompt}" ${days} (${percent(competitorRate)}); ${brand.name} in ${prompt.brandMentions.toLocaleString("en-US")} ` +
+                `(${percent(brandRate)}).`,
               evidence: {
                 prompt: prompt.prompt,
                 answers: prompt.answers,
