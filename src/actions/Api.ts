@@ -116,7 +116,7 @@ export const ActionsResponse = Schema.Struct({
 
 const DESCRIPTION =
   "What to fix first for a brand, from its AI crawler logs and the AI answers together: a short list of actions, " +
-  "each derived by a fixed rule and naming its evidence in numbers that GET /brands/:slug/agents/pages, " +
+  "each derived by a fixed rule. Each names its evidence in numbers that GET /brands/:slug/agents/pages, " +
   "GET /brands/:slug/agents, GET /industry/gap and GET /brands/:slug/mentions report for the same range. Call it first " +
   "when a user asks what to do next, what to fix first or how to improve their AI visibility; then open the evidence " +
   "with the tools named above. Kinds, in this order: fix_crawler_errors (a path with at least 10 crawler hits, at " +
