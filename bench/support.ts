@@ -46,6 +46,9 @@ export const startServer = async (env: Record<string, string>, port: number, cor
       RATE_LIMIT_API_KEY: "1000000000/1",
       RATE_LIMIT_API_IP: "1000000000/1",
       RATE_LIMIT_AUTH_IP: "1000/1",
+      // A benchmark's load comes from one key at many requests in flight: no bound on reads in flight.
+      CONCURRENT_READS_PER_KEY: "0",
+      CONCURRENT_READS_PER_SESSION: "0",
       LOG_REQUESTS: "false",
       // e.g. SERVER_BUN_OPTIONS="--cpu-prof-md --cpu-prof-dir=/tmp/prof" profiles the server alone.
       ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {}),

@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../platform/Config.js"
+import { canonicalEmail } from "../platform/Email.js"
 import { badRequest, conflict, type BadRequest, type Conflict, Unauthorized } from "../platform/HttpErrors.js"
 import { now } from "../platform/Time.js"
 import { KeyHashing } from "./KeyHashing.js"
@@ -29,6 +30,17 @@ export interface AccountsShape {
   }) => Effect.Effect<SignedIn, BadRequest | Conflict>
   readonly login: (input: { readonly email: string; readonly password: string }) => Effect.Effect<SignedIn, Unauthorized>
   readonly logout: (token: string) => Effect.Effect<void>
+  /**
+   * Changes the signed-in user's password, given the current one: every session of the user ends and
+   * a new one replaces the current (its token is returned for the cookie), so a stolen cookie, this
+   * one included, stops working.
+   */
+  readonly changePassword: (
+    user: SessionUser,
+    input: { readonly current_password: string; readonly new_password: string }
+  ) => Effect.Effect<{ readonly token: string; readonly expiresAt: Date }, BadRequest | Unauthorized>
+  /** Ends every session of the user, the current one included; the number ended. */
+  readonly signOutEverywhere: (user: SessionUser) => Effect.Effect<number>
   readonly authenticateSession: (token: string) => Effect.Effect<SessionUser, Unauthorized>
   readonly me: (user: SessionUser) => Effect.Effect<{
     readonly account: AccountRow
@@ -51,6 +63,8 @@ const PASSWORD_MIN = 10
 export const PASSWORD_MAX_BYTES = 1024
 const byteLength = (text: string) => Buffer.byteLength(text, "utf8")
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+/** No address is longer (RFC 5321); a longer one is refused before any look-up. */
+const EMAIL_MAX = 254
 const NOT_SIGNED_IN = new Unauthorized({ error: "not signed in" })
 const INVALID_CREDENTIALS = new Unauthorized({ error: "invalid credentials" })
 
@@ -62,6 +76,18 @@ export const AccountsLive = Layer.effect(
     const passwords = yield* PasswordHasher
     const config = yield* AppConfig
 
+    // Rows from before users.email_key with an address that is not ASCII get their key computed here,
+    // the one way (src/platform/Email.ts); a no-op once done.
+    yield* repo.fillEmailKeys
+
+    /** The rules of a new password (sign-up and password change alike); the message when it breaks one. */
+    const passwordProblem = (password: string): string | null => {
+      if (password.length < PASSWORD_MIN) return `password must be at least ${PASSWORD_MIN} characters`
+      if (password.trim() === "") return "password must not be only whitespace"
+      if (byteLength(password) > PASSWORD_MAX_BYTES) return `password must be at most ${PASSWORD_MAX_BYTES} bytes`
+      return null
+    }
+
     const startSession = (account: AccountRow, userId: number, email: string) =>
       Effect.gen(function*() {
         const token = hashing.generateToken()
@@ -72,16 +98,12 @@ export const AccountsLive = Layer.effect(
 
     const signup: AccountsShape["signup"] = (input) =>
       Effect.gen(function*() {
-        const email = input.email.trim().toLowerCase()
+        // Stored in its canonical form: the one the sign-in look-up and its rate limit use.
+        const email = canonicalEmail(input.email)
         const accountName = input.account_name.trim()
-        if (!EMAIL.test(email) || email.length > 254) return yield* Effect.fail(badRequest("invalid email"))
-        if (input.password.length < PASSWORD_MIN) {
-          return yield* Effect.fail(badRequest(`password must be at least ${PASSWORD_MIN} characters`))
-        }
-        if (input.password.trim() === "") return yield* Effect.fail(badRequest("password must not be only whitespace"))
-        if (byteLength(input.password) > PASSWORD_MAX_BYTES) {
-          return yield* Effect.fail(badRequest(`password must be at most ${PASSWORD_MAX_BYTES} bytes`))
-        }
+        if (!EMAIL.test(email) || email.length > EMAIL_MAX) return yield* Effect.fail(badRequest("invalid email"))
+        const problem = passwordProblem(input.password)
+        if (problem !== null) return yield* Effect.fail(badRequest(problem))
         if (accountName === "") return yield* Effect.fail(badRequest("account_name required"))
         const passwordHash = yield* passwords.hash(input.password)
         const created = yield* repo.createAccountWithUser({ accountName: accountName.slice(0, 200), email, passwordHash }).pipe(
@@ -94,7 +116,8 @@ export const AccountsLive = Layer.effect(
       Effect.gen(function*() {
         // No stored password is this long: refused before any hashing (an 8 MiB password is not hashed).
         if (byteLength(input.password) > PASSWORD_MAX_BYTES) return yield* Effect.fail(INVALID_CREDENTIALS)
-        const user = yield* repo.findUserByEmail(input.email.trim())
+        const email = canonicalEmail(input.email)
+        const user = email.length > EMAIL_MAX ? Option.none() : yield* repo.findUserByEmail(email)
         if (Option.isNone(user)) {
           // Same work as a real check, so timing does not tell which emails exist.
           yield* passwords.verify(input.password, yield* passwords.dummyHash)
@@ -128,14 +151,40 @@ export const AccountsLive = Layer.effect(
         return { account: account.value, user: { email: user.email }, plan, usage: { ...usage, month: month.slice(0, 7) } }
       })
 
+    const changePassword: AccountsShape["changePassword"] = (user, input) =>
+      Effect.gen(function*() {
+        // Refused before any hashing, like a sign-in with an over-long password.
+        if (byteLength(input.current_password) > PASSWORD_MAX_BYTES) {
+          return yield* Effect.fail(badRequest("current password is not right"))
+        }
+        const problem = passwordProblem(input.new_password)
+        if (problem !== null) return yield* Effect.fail(badRequest(problem.replace(/^password/, "new password")))
+        const stored = yield* repo.findUser(user.userId)
+        // The user is gone (deleted since the session was checked).
+        if (Option.isNone(stored)) return yield* Effect.fail(NOT_SIGNED_IN)
+        const ok = yield* passwords.verify(input.current_password, stored.value.passwordHash)
+        if (!ok) return yield* Effect.fail(badRequest("current password is not right"))
+        const passwordHash = yield* passwords.hash(input.new_password)
+        const token = hashing.generateToken()
+        const expiresAt = new Date((yield* now).getTime() + config.sessionDays * 86_400_000)
+        yield* repo.changePassword({
+          userId: user.userId,
+          passwordHash,
+          session: { tokenHash: hashing.hash(token), accountId: user.accountId, expiresAt }
+        })
+        return { token, expiresAt }
+      })
+
     return {
       signup,
       login,
       logout: (token) => (token === "" ? Effect.void : repo.deleteSession(hashing.hash(token))),
+      changePassword,
+      signOutEverywhere: (user) => repo.deleteSessionsOfUser(user.userId),
       authenticateSession,
       me,
       planOf: repo.planOf,
-      accountOfEmail: (email) => repo.findUserByEmail(email.trim()).pipe(Effect.map(Option.map((user) => user.accountId))),
+      accountOfEmail: (email) => repo.findUserByEmail(canonicalEmail(email)).pipe(Effect.map(Option.map((user) => user.accountId))),
       withAccountLock: repo.withAccountLock
     }
   })

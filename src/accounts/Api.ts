@@ -6,6 +6,7 @@ import {
   ForbiddenError,
   NotFoundError,
   PlanLimitReachedError,
+  RateLimitedError,
   UnauthorizedError
 } from "../platform/HttpErrors.js"
 import { DateTime } from "../platform/Schemas.js"
@@ -25,7 +26,8 @@ export class CurrentAccount extends Context.Tag("CurrentAccount")<
  * the handler reads the raw Authorization header itself to tell the four 401 cases apart.
  */
 export class BearerAuth extends HttpApiMiddleware.Tag<BearerAuth>()("BearerAuth", {
-  failure: UnauthorizedError,
+  // 403 for a key over its plan's cap after a downgrade (docs/security.md "Plan downgrades").
+  failure: Schema.Union(UnauthorizedError, ForbiddenError),
   provides: CurrentAccount,
   security: {
     bearer: HttpApiSecurity.bearer.pipe(
@@ -59,10 +61,16 @@ export const UserSummary = Schema.Struct({ email: Schema.String })
 
 export const SessionBody = Schema.Struct({ account: AccountSummary, user: UserSummary })
 
+/** The longest account name and API key name as sent (docs/security.md "Sizes bounded at the source"). */
+export const ACCOUNT_NAME_MAX = 200
+export const KEY_NAME_MAX_SENT = 200
+
 export const SignupPayload = Schema.Struct({
   email: Schema.String,
   password: Schema.String,
-  account_name: Schema.String
+  account_name: Schema.String.pipe(
+    Schema.maxLength(ACCOUNT_NAME_MAX, { message: () => `must be at most ${ACCOUNT_NAME_MAX} characters` })
+  )
 })
 export const LoginPayload = Schema.Struct({ email: Schema.String, password: Schema.String })
 
@@ -115,7 +123,18 @@ export const CreatedApiKey = Schema.Struct({
 })
 
 export const CreateKeyPayload = Schema.Struct({
-  name: Schema.optional(Schema.NullOr(Schema.String))
+  name: Schema.optional(
+    Schema.NullOr(
+      Schema.String.pipe(
+        Schema.maxLength(KEY_NAME_MAX_SENT, { message: () => `must be at most ${KEY_NAME_MAX_SENT} characters` })
+      ).annotations({ description: "Trimmed to 80 characters" })
+    )
+  )
+})
+
+export const ChangePasswordPayload = Schema.Struct({
+  current_password: Schema.String,
+  new_password: Schema.String.annotations({ description: "10 characters to 1,024 bytes, not only white space" })
 })
 
 export const KeyIdPath = Schema.Struct({
@@ -123,12 +142,15 @@ export const KeyIdPath = Schema.Struct({
 })
 
 export class AuthGroup extends HttpApiGroup.make("auth")
+  .annotate(OpenApi.Description, "Sign-up, sign-in and sign-out: the session cookie of the web application")
   .add(
     HttpApiEndpoint.post("signup", "/auth/signup")
       .setPayload(SignupPayload)
       .addSuccess(SessionBody, { status: 201 })
       .addError(BadRequestError)
       .addError(ConflictError)
+      .addError(RateLimitedError)
+      .annotate(OpenApi.Summary, "Create an account and sign in")
   )
   .add(
     HttpApiEndpoint.post("login", "/auth/login")
@@ -136,26 +158,54 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addSuccess(SessionBody)
       .addError(BadRequestError)
       .addError(UnauthorizedError)
+      .addError(RateLimitedError)
+      .annotate(OpenApi.Summary, "Sign in with email and password")
   )
-  .add(HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(HttpApiSchema.NoContent))
+  .add(
+    HttpApiEndpoint.post("logout", "/auth/logout").addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Sign out: end the session")
+  )
   .addError(ForbiddenError)
 {}
 
 export class MeGroup extends HttpApiGroup.make("me")
-  .add(HttpApiEndpoint.get("me", "/me").addSuccess(MeBody))
-  .add(HttpApiEndpoint.get("listKeys", "/me/api-keys").addSuccess(ApiKeyList))
+  .annotate(OpenApi.Description, "The signed-in account and its API keys")
+  .add(HttpApiEndpoint.get("me", "/me").addSuccess(MeBody).annotate(OpenApi.Summary, "The signed-in user and account"))
+  .add(HttpApiEndpoint.get("listKeys", "/me/api-keys").addSuccess(ApiKeyList).annotate(OpenApi.Summary, "The account's API keys"))
   .add(
     HttpApiEndpoint.post("createKey", "/me/api-keys")
       .setPayload(CreateKeyPayload)
       .addSuccess(CreatedApiKey, { status: 201 })
       .addError(BadRequestError)
       .addError(PlanLimitReachedError)
+      .annotate(OpenApi.Summary, "Create an API key (shown once)")
   )
   .add(
     HttpApiEndpoint.post("revokeKey", "/me/api-keys/:id/revoke")
       .setPath(KeyIdPath)
       .addSuccess(ApiKeyRecord)
       .addError(NotFoundError)
+      .annotate(OpenApi.Summary, "Revoke an API key")
+  )
+  .add(
+    HttpApiEndpoint.post("changePassword", "/me/password")
+      .setPayload(ChangePasswordPayload)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(BadRequestError)
+      .addError(UnauthorizedError)
+      .addError(RateLimitedError)
+      .annotate(OpenApi.Summary, "Change the password (ends every other session)")
+      .annotate(
+        OpenApi.Description,
+        "Needs the current password. Every other session of the user ends; this one is replaced by a new session " +
+          "(a new cookie). Rate limited like sign-in (per client IP and per email)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("signOutEverywhere", "/me/sign-out-everywhere")
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Sign out everywhere")
+      .annotate(OpenApi.Description, "Ends every session of the user, this one included, and clears the cookie.")
   )
   .addError(ForbiddenError)
   .middleware(SessionAuth)

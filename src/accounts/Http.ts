@@ -8,6 +8,10 @@ import { noteAccount, recordAccount, RequestMeta } from "../platform/RequestMeta
 import { AgentsConfig } from "../agents/Config.js"
 import { AppConfig } from "../platform/Config.js"
 import { ForwardedAccount } from "./Forwarded.js"
+import { clientIp } from "../platform/ClientIp.js"
+import { canonicalEmail } from "../platform/Email.js"
+import { RateLimited } from "../platform/HttpErrors.js"
+import { rateLimitHeaders, RateLimiter, RATE_LIMITED } from "../platform/RateLimiter.js"
 
 /**
  * The bearer check reads the raw header: HttpApiSecurity.bearer cannot tell "missing" from "Basic x".
@@ -96,6 +100,34 @@ export const MeHttpLive = HttpApiBuilder.group(ServerApi, "me", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const keys = yield* ApiKeys
+    const limiter = yield* RateLimiter
+    const { trustProxy } = yield* AppConfig
+    const { publicUrl } = yield* AgentsConfig
+    const secure: SecureCookieRule = {
+      trustProxy,
+      publicHttps: Option.isSome(publicUrl) && publicUrl.value.toLowerCase().startsWith("https://")
+    }
+    /**
+     * A password change guesses a password like a sign-in does: it takes a token from the same
+     * buckets, the client IP's and the user's email's (the canonical form the sign-in uses), so
+     * neither surface adds guesses to the other's allowance.
+     */
+    const signInAllowance = (request: HttpServerRequest.HttpServerRequest, email: string) =>
+      Effect.flatMap(
+        limiter.check([
+          { bucket: "auth-ip:" + (clientIp(request, trustProxy) ?? "unknown"), rule: limiter.rules.authIp },
+          { bucket: "auth-email:" + canonicalEmail(email).slice(0, 320), rule: limiter.rules.authEmail }
+        ]),
+        (decision) =>
+          Option.isNone(decision)
+            ? Effect.void
+            : Effect.zipRight(
+              HttpApp.appendPreResponseHandler((_request, response) =>
+                Effect.succeed(HttpServerResponse.setHeaders(response, rateLimitHeaders(decision.value)))
+              ),
+              decision.value.allowed ? Effect.void : Effect.fail(new RateLimited({ error: RATE_LIMITED }))
+            )
+      )
     return handlers
       .handle("me", () =>
         Effect.flatMap(CurrentUser, (user) => accounts.me(user)).pipe(
@@ -125,4 +157,14 @@ export const MeHttpLive = HttpApiBuilder.group(ServerApi, "me", (handlers) =>
       .handle("listKeys", () => Effect.flatMap(CurrentUser, (user) => keys.list(user.accountId)))
       .handle("createKey", ({ payload }) => Effect.flatMap(CurrentUser, (user) => keys.create(user.accountId, payload.name)))
       .handle("revokeKey", ({ path }) => Effect.flatMap(CurrentUser, (user) => keys.revoke(user.accountId, path.id)))
+      .handle("changePassword", ({ payload, request }) =>
+        Effect.gen(function*() {
+          const user = yield* CurrentUser
+          yield* signInAllowance(request, user.email)
+          const session = yield* accounts.changePassword(user, payload)
+          yield* setSessionCookie(session.token, session.expiresAt, secure)
+        }))
+      .handle("signOutEverywhere", () =>
+        Effect.flatMap(CurrentUser, (user) =>
+          Effect.zipRight(accounts.signOutEverywhere(user), setSessionCookie("", undefined, secure))))
   }))

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, type Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { countOf, firstRow, rows } from "../platform/Rows.js"
 
 export const ApiKeyRow = Schema.Struct({
@@ -24,6 +24,19 @@ export const KeyLookup = Schema.Struct({
 })
 export type KeyLookup = typeof KeyLookup.Type
 
+/**
+ * The account's plan and, when it has more active keys than the plan allows (after a downgrade), the
+ * keys beyond the cap: the oldest active keys up to the cap keep working, these do not.
+ */
+export const KeysOverCap = Schema.Struct({
+  plan: Schema.String,
+  maxKeys: Schema.Number,
+  ids: Schema.Array(Schema.String)
+})
+export type KeysOverCap = typeof KeysOverCap.Type
+
+const OverCapRow = Schema.Struct({ plan: Schema.String, maxKeys: Schema.Number, id: Schema.NullOr(Schema.String) })
+
 export interface ApiKeysRepoShape {
   readonly list: (accountId: number) => Effect.Effect<ReadonlyArray<ApiKeyRow>>
   readonly countActive: (accountId: number) => Effect.Effect<number>
@@ -31,6 +44,8 @@ export interface ApiKeysRepoShape {
   /** Sets revoked_at once (a second revoke keeps the first date); None when the key is not the account's. */
   readonly revoke: (accountId: number, id: string, now: Date) => Effect.Effect<Option.Option<ApiKeyRow>>
   readonly findByHash: (keyHash: string) => Effect.Effect<Option.Option<KeyLookup>>
+  /** Active keys beyond the plan's cap, oldest first (created_at, then id); None for an unknown account. */
+  readonly overCap: (accountId: number) => Effect.Effect<Option.Option<KeysOverCap>>
   /** Writes last-used times collected in memory (never moves a time backwards). */
   readonly touch: (entries: ReadonlyArray<{ readonly id: string; readonly at: Date }>) => Effect.Effect<void>
 }
@@ -66,6 +81,29 @@ export const ApiKeysRepoLive = Layer.effect(
           select id::text as id, account_id::int as "accountId", revoked_at is not null as revoked,
             last_used_at is not null as used
           from api_keys where key_hash = ${keyHash}`.pipe(firstRow(KeyLookup), Effect.orDie),
+      overCap: (accountId) =>
+        sql`
+          select p.id as plan, p.max_keys::int as "maxKeys", k.id
+          from accounts a
+          join plans p on p.id = a.plan_id
+          left join (
+            select id::text as id, row_number() over (order by created_at, id) as n
+            from api_keys where account_id = ${accountId} and revoked_at is null
+          ) k on k.n > p.max_keys
+          where a.id = ${accountId}
+          order by k.n`.pipe(
+          rows(OverCapRow),
+          Effect.map((found) => {
+            const first = found[0]
+            if (first === undefined) return Option.none()
+            return Option.some({
+              plan: first.plan,
+              maxKeys: first.maxKeys,
+              ids: found.flatMap((row) => (row.id === null ? [] : [row.id]))
+            })
+          }),
+          Effect.orDie
+        ),
       touch: (entries) =>
         entries.length === 0
           ? Effect.void

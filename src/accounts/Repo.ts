@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { firstRow, singleRow } from "../platform/Rows.js"
+import { canonicalEmail } from "../platform/Email.js"
+import { firstRow, rows, singleRow } from "../platform/Rows.js"
 import { isUniqueViolation } from "../platform/SqlErrors.js"
 import type { Plan } from "./Plans.js"
 
@@ -28,6 +29,7 @@ export const Usage = Schema.Struct({
 export type Usage = typeof Usage.Type
 
 const IdRow = Schema.Struct({ id: Schema.Number })
+const UserEmailRow = Schema.Struct({ id: Schema.Number, email: Schema.String })
 
 export class EmailTaken extends Schema.TaggedError<EmailTaken>()("EmailTaken", {}) {}
 
@@ -41,7 +43,22 @@ export interface AccountsRepoShape {
     readonly email: string
     readonly passwordHash: string
   }) => Effect.Effect<{ readonly account: AccountRow; readonly userId: number }, EmailTaken>
+  /** By the canonical form of the address (src/platform/Email.ts), compared exactly with users.email_key. */
   readonly findUserByEmail: (email: string) => Effect.Effect<Option.Option<UserRow>>
+  readonly findUser: (userId: number) => Effect.Effect<Option.Option<UserRow>>
+  /**
+   * Sets the user's password hash and replaces every session of the user by the one given, in one
+   * transaction: no other session survives a password change.
+   */
+  readonly changePassword: (input: {
+    readonly userId: number
+    readonly passwordHash: string
+    readonly session: { readonly tokenHash: string; readonly accountId: number; readonly expiresAt: Date }
+  }) => Effect.Effect<void>
+  /** Ends every session of the user; the number ended. */
+  readonly deleteSessionsOfUser: (userId: number) => Effect.Effect<number>
+  /** Writes users.email_key where it is missing (rows older than it with a non-ASCII address); the rows written. */
+  readonly fillEmailKeys: Effect.Effect<number>
   readonly createSession: (input: {
     readonly tokenHash: string
     readonly accountId: number
@@ -94,14 +111,15 @@ export const AccountsRepoLive = Layer.effect(
     const createAccountWithUser: AccountsRepoShape["createAccountWithUser"] = (input) =>
       sql.withTransaction(
         Effect.gen(function*() {
-          const taken = yield* sql`select id from users where lower(email) = lower(${input.email})`
+          const key = canonicalEmail(input.email)
+          const taken = yield* sql`select id from users where email_key = ${key}`
           if (taken.length > 0) return yield* Effect.fail(new EmailTaken())
           const account = yield* sql`
             insert into accounts (name) values (${input.accountName})
             returning id::int as id, name, plan_id as plan`.pipe(singleRow(AccountRow))
           const user = yield* sql`
-            insert into users (account_id, email, password_hash)
-            values (${account.id}, ${input.email}, ${input.passwordHash})
+            insert into users (account_id, email, email_key, password_hash)
+            values (${account.id}, ${input.email}, ${key}, ${input.passwordHash})
             returning id::int as id`.pipe(singleRow(IdRow))
           return { account, userId: user.id }
         })
@@ -115,7 +133,47 @@ export const AccountsRepoLive = Layer.effect(
     const findUserByEmail: AccountsRepoShape["findUserByEmail"] = (email) =>
       sql`
         select id::int as "userId", account_id::int as "accountId", email, password_hash as "passwordHash"
-        from users where lower(email) = lower(${email})`.pipe(firstRow(UserRow), Effect.orDie)
+        from users where email_key = ${canonicalEmail(email)}`.pipe(firstRow(UserRow), Effect.orDie)
+
+    const findUser: AccountsRepoShape["findUser"] = (userId) =>
+      sql`
+        select id::int as "userId", account_id::int as "accountId", email, password_hash as "passwordHash"
+        from users where id = ${userId}`.pipe(firstRow(UserRow), Effect.orDie)
+
+    const changePassword: AccountsRepoShape["changePassword"] = (input) =>
+      sql.withTransaction(
+        Effect.all([
+          sql`update users set password_hash = ${input.passwordHash} where id = ${input.userId}`,
+          sql`delete from sessions where user_id = ${input.userId}`,
+          sql`insert into sessions (token_hash, account_id, user_id, expires_at)
+              values (${input.session.tokenHash}, ${input.session.accountId}, ${input.userId}, ${input.session.expiresAt})`
+        ], { discard: true })
+      ).pipe(Effect.orDie)
+
+    const deleteSessionsOfUser: AccountsRepoShape["deleteSessionsOfUser"] = (userId) =>
+      sql`delete from sessions where user_id = ${userId} returning user_id::int as id`.pipe(
+        rows(IdRow),
+        Effect.map((ended) => ended.length),
+        Effect.orDie
+      )
+
+    const fillEmailKeys: AccountsRepoShape["fillEmailKeys"] = Effect.gen(function*() {
+      const missing = yield* sql`select id::int as id, email from users where email_key is null order by id`.pipe(rows(UserEmailRow))
+      let written = 0
+      for (const user of missing) {
+        // Two old addresses with one canonical form: the first keeps it, the other is left without a key
+        // (it cannot sign in until an operator settles it) rather than merged into another account.
+        const done = yield* sql`update users set email_key = ${canonicalEmail(user.email)} where id = ${user.id} and email_key is null`.pipe(
+          Effect.as(1),
+          Effect.catchTag("SqlError", (error) =>
+            isUniqueViolation(error.cause)
+              ? Effect.as(Effect.logWarning(`user ${user.id}: another user has the same canonical email; not signed in by email`), 0)
+              : Effect.die(error))
+        )
+        written += done
+      }
+      return written
+    }).pipe(Effect.orDie)
 
     const createSession: AccountsRepoShape["createSession"] = (input) =>
       sql`insert into sessions (token_hash, account_id, user_id, expires_at)
@@ -157,7 +215,7 @@ export const AccountsRepoLive = Layer.effect(
     const setPlanByEmail: AccountsRepoShape["setPlanByEmail"] = (email, planId) =>
       sql`
         update accounts set plan_id = ${planId}
-        where id = (select account_id from users where lower(email) = lower(${email}))
+        where id = (select account_id from users where email_key = ${canonicalEmail(email)})
         returning id::int as id, name, plan_id as plan`.pipe(firstRow(AccountRow), Effect.orDie)
 
     const withAccountLock: AccountsRepoShape["withAccountLock"] = (accountId, effect) =>
@@ -168,6 +226,10 @@ export const AccountsRepoLive = Layer.effect(
     return {
       createAccountWithUser,
       findUserByEmail,
+      findUser,
+      changePassword,
+      deleteSessionsOfUser,
+      fillEmailKeys,
       createSession,
       findSession,
       deleteSession,

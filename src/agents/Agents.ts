@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { Brands } from "../brands/Brands.js"
+import { canonicalPathPart } from "../ingestion/Records.js"
 import type { BrandRow } from "../brands/Brands.js"
 import { badRequest, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
 import { AGENT_KINDS, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
@@ -125,6 +126,15 @@ const rangeWindow = (at: Date, range: Range): RangeWindow => {
 }
 
 const nonEmpty = (s: string | undefined) => (s === undefined || s.trim() === "" ? null : s.trim())
+/**
+ * The pages search (`q`) in the stored paths' form: paths are stored with canonical escapes, so a
+ * search typed decoded ("café") or escaped in any case finds them; lower-cased first, the search being
+ * case-insensitive.
+ */
+const searchOf = (q: string | undefined) => {
+  const text = nonEmpty(q)
+  return text === null ? null : canonicalPathPart(text.toLowerCase())
+}
 
 const filterOf = (params: CrawlerParams): CrawlerFilter => ({
   bot: nonEmpty(params.bot),
@@ -312,7 +322,7 @@ export const AgentsLive = Layer.effect(
         const result = yield* pagesOf(brand, window, {
           filter: filterOf(params),
           folder,
-          q: nonEmpty(params.q),
+          q: searchOf(params.q),
           status: parseStatus(params.status),
           ...parseSort(params.sort, params.dir),
           limit,

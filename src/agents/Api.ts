@@ -318,6 +318,7 @@ export const AttributionResponse = Schema.Struct({
 // ---------------------------------------------------------------------------
 
 export class AgentsGroup extends HttpApiGroup.make("agents")
+  .annotate(OpenApi.Description, "AI crawlers and agents fetching the brand's site: totals, trend, pages, search performance, referrals")
   .add(
     HttpApiEndpoint.get("dashboard", "/brands/:slug/agents")
       .setPath(SlugPath)

@@ -16,7 +16,8 @@ import { cliServicesLive } from "./Layers.js"
 /**
  * The operator command line (docs/decisions.md), on @effect/cli: subcommands with typed options and
  * generated help (`bun run cli --help`, `bun run cli <command> --help`). The same Layers and database
- * as the server; on the embedded database a running server holds the data directory (the lock says so).
+ * as the server; on the embedded database held by a running server, through that server's channel
+ * (src/platform/EmbeddedChannel.ts).
  *
  * Exit codes: 0 done; 1 a well-formed command that could not be carried out, or that met errors
  * (an import with bad lines, a ship with failed batches); 2 a mistyped command, or none.
@@ -106,7 +107,7 @@ const ship = Command.make(
   {
     files: Args.text({ name: "file" }).pipe(Args.atLeast(1), Args.withDescription("a log file, gzip or not; - reads standard input")),
     site: Options.text("site").pipe(Options.withDescription("the brand's site_id")),
-    key: optionalText("key", "an API key of the account (default AIV_API_KEY)"),
+    key: optionalText("key", "an API key of the account; discouraged: bun echoes it (export AIV_API_KEY instead, the default)"),
     url: optionalText("url", "the server's base URL (default AIV_URL, else http://localhost:8080)"),
     format: Options.choice("format", LOG_FORMATS).pipe(Options.optional, Options.withDescription("the log format (default auto: detected line by line)")),
     channel: optionalText("channel", "the batch channel (default csv_upload)"),
@@ -117,7 +118,9 @@ const ship = Command.make(
   },
   (o) =>
     // A client of a server (docs/ingestion.md): no database, no Layers.
-    shipCommand([
+    (Option.isSome(o.key)
+      ? Console.error("note: --key shows the API key in bun's echo of the command, the process list and the shell's history; export AIV_API_KEY instead")
+      : Effect.void).pipe(Effect.zipRight(shipCommand([
       ...o.files.map(undash),
       ...flags([["site", Option.some(o.site)], ["key", o.key], ["url", o.url], ["format", o.format], ["channel", o.channel], [
         "batch",
@@ -125,7 +128,7 @@ const ship = Command.make(
       ], ["concurrency", o.concurrency]]),
       ...(o.all ? ["--all"] : []),
       ...(o.quiet ? ["--quiet"] : [])
-    ]).pipe(Effect.mapError((e) => (e._tag === "ShipUsageError" ? new UsageError(e.message) : new CommandFailed(e.message))))
+    ]))).pipe(Effect.mapError((e) => (e._tag === "ShipUsageError" ? new UsageError(e.message) : new CommandFailed(e.message))))
 ).pipe(Command.withDescription("send log files to a server's batch endpoint"))
 
 const rangesUpdateCommand = Command.make(
@@ -183,6 +186,68 @@ const cli = root.pipe(Command.withSubcommands(commands))
 
 export const runCli = Command.run(cli, { name: "bun run cli", version: "0.1.0" })
 
+/**
+ * What the CLI writes, as a terminal or a pipe wants it: @effect/cli's help comes in ANSI colours and
+ * pads its command table to the longest usage line (some 220 columns: `ship`'s and `verify`'s
+ * options). Colour codes are dropped unless the stream is a terminal (and NO_COLOR is unset), and in
+ * the command table a description goes on the line after a usage longer than USAGE_COLUMN (or when
+ * the row would pass 100 columns), a long usage wrapped at 76.
+ */
+const ANSI = /\x1b\[[0-9;]*m/g
+const USAGE_COLUMN = 36
+const TABLE_ROW = /^(\s*)- (.*?\S)( {2,})(\S.*)$/
+
+/** @effect/cli's help (its headings say so): the command table reflowed, every line within 100 columns. */
+const layoutHelp = (text: string): string => {
+  if (!text.includes("DESCRIPTION") && !text.includes("COMMANDS")) return text
+  return reflowCommands(text).split("\n").map((line) => {
+    if (line.replace(ANSI, "").length <= 100) return line
+    const indent = /^\s*/.exec(line)![0]
+    return indent + wrap(line.slice(indent.length), 96 - indent.length, indent)
+  }).join("\n")
+}
+
+const reflowCommands = (text: string): string => {
+  if (!text.includes("COMMANDS")) return text
+  const lines = text.split("\n")
+  const rows = lines.map((line) => TABLE_ROW.exec(line.replace(ANSI, "")))
+  const width = Math.max(0, ...rows.flatMap((row) => (row !== null && row[2]!.length <= USAGE_COLUMN ? [row[2]!.length] : [])))
+  return lines.map((line, i) => {
+    const row = rows[i]
+    if (row === null || row === undefined) return line
+    const [, indent, usage, , description] = row
+    return usage!.length <= USAGE_COLUMN && indent!.length + width + 4 + description!.length <= 100
+      ? `${indent}- ${usage!.padEnd(width)}  ${description}`
+      : `${indent}- ${wrap(usage!, 76, `${indent}    `)}\n${indent}    ${description}`
+  }).join("\n")
+}
+
+/** Words to lines of at most `width` characters, the lines after the first indented. */
+const wrap = (text: string, width: number, indent: string): string => {
+  const lines: Array<string> = []
+  let line = ""
+  for (const word of text.split(" ")) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      lines.push(line)
+      line = word
+    } else line = line === "" ? word : `${line} ${word}`
+  }
+  lines.push(line)
+  return lines.join(`\n${indent}  `)
+}
+
+const forStream = (stream: NodeJS.WriteStream) => (arg: unknown): unknown => {
+  if (typeof arg !== "string") return arg
+  const colours = stream.isTTY === true && process.env["NO_COLOR"] === undefined
+  return layoutHelp(colours ? arg : arg.replace(ANSI, ""))
+}
+
+const terminalAware = (base: Console.Console): Console.Console => ({
+  ...base,
+  log: (...args) => base.log(...args.map(forStream(process.stdout))),
+  error: (...args) => base.error(...args.map(forStream(process.stderr)))
+})
+
 /** The message of whatever failed; the exit code says its kind. */
 const report = (cause: Cause.Cause<unknown>) => {
   const failure = Cause.squash(cause)
@@ -200,7 +265,12 @@ const report = (cause: Cause.Cause<unknown>) => {
 
 if (import.meta.main) {
   BunRuntime.runMain(
-    runCli(process.argv.map((arg) => (arg === "-" ? DASH : arg))).pipe(Effect.catchAllCause(report), Effect.provide(BunContext.layer)),
+    Console.consoleWith((base) =>
+      runCli(process.argv.map((arg) => (arg === "-" ? DASH : arg))).pipe(
+        Effect.catchAllCause(report),
+        Console.withConsole(terminalAware(base))
+      )
+    ).pipe(Effect.provide(BunContext.layer)),
     { disableErrorReporting: true }
   )
 }

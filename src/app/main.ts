@@ -6,6 +6,7 @@ import { AppConfig, AppConfigLive, configSummary } from "../platform/Config.js"
 import { MigratedSqlLive } from "../platform/Database.js"
 import { BUN_BODY_LIMIT } from "../platform/BodyCap.js"
 import { layerListenWhenReady } from "../platform/ListenWhenReady.js"
+import { BUN_HEADER_LIMIT, bunHeaderLimit, MAX_HEADER_BYTES } from "../platform/HeaderCap.js"
 import { GracefulShutdownLive } from "./Shutdown.js"
 import { DemoOnStartLive } from "./DemoOnStart.js"
 import { ScannerLive } from "../observations/Scanner.js"
@@ -31,7 +32,14 @@ export const ServerLive = Layer.unwrapEffect(
         layerListenWhenReady({ port: config.port, hostname: config.host, maxRequestBodySize: BUN_BODY_LIMIT })
       ),
       // The effective settings, secrets redacted.
-      Layer.tap(() => Effect.logInfo("configuration").pipe(Effect.annotateLogs(configSummary(config))))
+      Layer.tap(() => Effect.logInfo("configuration").pipe(Effect.annotateLogs(configSummary(config)))),
+      // Started otherwise than by `bun run start`: Bun itself answers over-long headers with a bare 431.
+      Layer.tap(() =>
+        bunHeaderLimit() > MAX_HEADER_BYTES ? Effect.void : Effect.logWarning(
+          `Bun's header limit is ${bunHeaderLimit()} bytes: over-long headers get Bun's bare 431, not the app's JSON ` +
+            `error; start with \`bun run start\` (bun --max-http-header-size=${BUN_HEADER_LIMIT})`
+        )
+      )
     ))
 ).pipe(Layer.provide(MigratedSqlLive), Layer.provide(AppConfigLive))
 

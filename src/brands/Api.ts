@@ -35,6 +35,7 @@ export const BrandList = Schema.Struct({
 export const SlugPath = Schema.Struct({ slug: Slug })
 
 export class BrandsGroup extends HttpApiGroup.make("brands")
+  .annotate(OpenApi.Description, "The account's tracked brands")
   .add(
     HttpApiEndpoint.get("list", "/brands").addSuccess(BrandList)
       .annotate(OpenApi.Summary, "Brands of the account")
@@ -57,22 +58,54 @@ export class BrandsGroup extends HttpApiGroup.make("brands")
 // Dashboard: brands, competitors, monitored prompts, drain secret
 // ---------------------------------------------------------------------------
 
+/**
+ * The most a brand stores, as sent (docs/security.md "Sizes bounded at the source"): generous for any
+ * real brand, and what keeps a brand's record, its cache entry and the analysis of an answer small.
+ */
+export const BRAND_LIMITS = {
+  /** brand_name and a competitor's name. */
+  name: 200,
+  /** domain, as typed (a URL is accepted: its host is kept). */
+  domain: 2048,
+  /** Aliases of the brand, and of each competitor. */
+  aliases: 50,
+  alias: 100,
+  /** Tracked competitors of one brand. */
+  competitors: 50,
+  prompt: 2000,
+  topic: 200,
+  sourceQuery: 2000,
+  drainSecret: 1024,
+  region: 64,
+  language: 64
+} as const
+
+/** A text of at most `max` characters (the OpenAPI document shows maxLength); more is a 400. */
+export const BoundedText = (max: number) =>
+  Schema.String.pipe(Schema.maxLength(max, { message: () => `must be at most ${max} characters` }))
+
+/** Aliases as stored and shown (rows stored before the bounds may hold more). */
 export const Aliases = Schema.Array(Schema.String)
+
+/** Aliases as sent: at most 50, each at most 100 characters. */
+export const AliasesInput = Schema.Array(BoundedText(BRAND_LIMITS.alias)).pipe(
+  Schema.maxItems(BRAND_LIMITS.aliases, { message: () => `at most ${BRAND_LIMITS.aliases} aliases` })
+)
 
 export const CreateBrandPayload = Schema.Struct({
   brand_slug: Slug,
-  brand_name: Schema.String,
-  domain: Schema.String,
+  brand_name: BoundedText(BRAND_LIMITS.name),
+  domain: BoundedText(BRAND_LIMITS.domain),
   vertical: Vertical,
-  primary_region: Schema.optional(Schema.String),
-  primary_language: Schema.optional(Schema.String),
-  aliases: Schema.optional(Aliases)
+  primary_region: Schema.optional(BoundedText(BRAND_LIMITS.region)),
+  primary_language: Schema.optional(BoundedText(BRAND_LIMITS.language)),
+  aliases: Schema.optional(AliasesInput)
 })
 
 export const CreateCompetitorPayload = Schema.Struct({
-  name: Schema.String,
-  domain: Schema.String,
-  aliases: Schema.optional(Aliases),
+  name: BoundedText(BRAND_LIMITS.name),
+  domain: BoundedText(BRAND_LIMITS.domain),
+  aliases: Schema.optional(AliasesInput),
   pinned: Schema.optional(Schema.Boolean)
 })
 
@@ -89,15 +122,15 @@ export const PROMPT_INTENTS = ["informational", "commercial", "transactional", "
 export const PROMPT_SOURCES = ["manual", "suggested", "imported", "search_query"] as const
 
 export const CreatePromptPayload = Schema.Struct({
-  prompt: Schema.String,
-  topic: Schema.optional(Schema.String),
+  prompt: BoundedText(BRAND_LIMITS.prompt),
+  topic: Schema.optional(BoundedText(BRAND_LIMITS.topic)),
   intent: Schema.optional(
     Schema.Literal(...PROMPT_INTENTS).annotations({ message: () => ({ message: `must be one of ${PROMPT_INTENTS.join(", ")}`, override: true }) })
   ),
   source: Schema.optional(
     Schema.Literal(...PROMPT_SOURCES).annotations({ message: () => ({ message: `must be one of ${PROMPT_SOURCES.join(", ")}`, override: true }) })
   ),
-  source_query: Schema.optional(Schema.String)
+  source_query: Schema.optional(BoundedText(BRAND_LIMITS.sourceQuery))
 })
 
 /** the OpenAPI document. */
@@ -111,11 +144,12 @@ export const MonitoredPrompt = Schema.Struct({
   source_query: Schema.String
 }).annotations({ identifier: "MonitoredPrompt" })
 
-export const DrainSecretPayload = Schema.Struct({ secret: Schema.optional(Schema.NullOr(Schema.String)) })
+export const DrainSecretPayload = Schema.Struct({ secret: Schema.optional(Schema.NullOr(BoundedText(BRAND_LIMITS.drainSecret))) })
 
 export class DashboardBrandsGroup extends HttpApiGroup.make("dashboardBrands")
+  .annotate(OpenApi.Description, "The account's brands, competitors and monitored prompts, as the web application manages them")
   .add(
-    HttpApiEndpoint.get("list", "/me/brands").addSuccess(BrandList)
+    HttpApiEndpoint.get("list", "/me/brands").addSuccess(BrandList).annotate(OpenApi.Summary, "Brands of the account")
   )
   .add(
     HttpApiEndpoint.post("create", "/me/brands")
@@ -123,6 +157,7 @@ export class DashboardBrandsGroup extends HttpApiGroup.make("dashboardBrands")
       .addSuccess(Brand, { status: 201 })
       .addError(ConflictError)
       .addError(PlanLimitReachedError)
+      .annotate(OpenApi.Summary, "Add a brand")
   )
   .add(
     HttpApiEndpoint.post("addCompetitor", "/me/brands/:slug/competitors")
@@ -130,6 +165,7 @@ export class DashboardBrandsGroup extends HttpApiGroup.make("dashboardBrands")
       .setPayload(CreateCompetitorPayload)
       .addSuccess(Competitor, { status: 201 })
       .addError(ConflictError)
+      .annotate(OpenApi.Summary, "Add a competitor to a brand")
   )
   .add(
     HttpApiEndpoint.post("addPrompt", "/me/brands/:slug/prompts")
@@ -138,12 +174,14 @@ export class DashboardBrandsGroup extends HttpApiGroup.make("dashboardBrands")
       .addSuccess(MonitoredPrompt, { status: 201 })
       .addError(ConflictError)
       .addError(PlanLimitReachedError)
+      .annotate(OpenApi.Summary, "Add a monitored prompt to a brand")
   )
   .add(
     HttpApiEndpoint.put("setDrainSecret", "/me/brands/:slug/drain-secret")
       .setPath(SlugPath)
       .setPayload(DrainSecretPayload)
       .addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Save or clear the brand's drain signing secret")
   )
   .addError(BadRequestError)
   .addError(NotFoundError)

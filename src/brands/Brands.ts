@@ -11,10 +11,11 @@ import {
   type Forbidden,
   type NotFound
 } from "../platform/HttpErrors.js"
+import { AppConfig } from "../platform/Config.js"
 import { accountCache, Invalidations } from "../platform/Invalidations.js"
 import { LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
-import type { Brand, PROMPT_INTENTS, PROMPT_SOURCES } from "./Api.js"
+import { BRAND_LIMITS, type Brand, type PROMPT_INTENTS, type PROMPT_SOURCES } from "./Api.js"
 import { type BrandKey, BrandsRepo, type BrandRow, type CompetitorRow, PromptRow, type SiteBrand } from "./Repo.js"
 
 export type { SiteBrand }
@@ -97,8 +98,12 @@ export const normalizeDomain = (input: string): Option.Option<string> => {
   return Option.some(host)
 }
 
+/** Aliases trimmed, each at most BRAND_LIMITS.alias characters (the API refuses longer; other callers are cut). */
 const cleanAliases = (aliases: ReadonlyArray<string> | undefined) =>
-  Array.from(new Set((aliases ?? []).map((alias) => alias.trim()).filter((alias) => alias !== "")))
+  Array.from(new Set((aliases ?? []).map((alias) => alias.trim().slice(0, BRAND_LIMITS.alias)).filter((alias) => alias !== "")))
+
+const TOO_MANY_ALIASES = badRequest(`invalid aliases: at most ${BRAND_LIMITS.aliases} aliases`)
+const TOO_MANY_COMPETITORS = badRequest(`invalid request: a brand tracks at most ${BRAND_LIMITS.competitors} competitors`)
 
 /** An account's brands (oldest first) with its plan's cap. */
 export interface BrandList {
@@ -167,8 +172,22 @@ const SITE_FOREIGN = forbidden("site_id not owned by this account")
 export class Brands extends Context.Tag("Brands")<Brands, BrandsShape>() {}
 
 const BRAND_NOT_FOUND = notFound("brand not found")
-/** The brands held in one process's cache at most (an account weighs its brands plus one). */
-const CACHED_BRANDS_MAX = 100_000
+/** Approximate bytes of a string held in memory (UTF-16, with its header). */
+const textBytes = (text: string | null): number => (text === null ? 0 : 24 + 2 * text.length)
+
+/**
+ * Approximate bytes an account's cached brands hold: each row's texts, and a fixed part for the row,
+ * its view, its site entry and their dates. The cache is bounded by the sum (BRAND_CACHE_BYTES).
+ */
+export const cachedBrandsBytes = (rows: ReadonlyArray<BrandRow>): number => {
+  let bytes = 256
+  for (const row of rows) {
+    bytes += 1024 + textBytes(row.slug) + textBytes(row.name) + textBytes(row.domain) + textBytes(row.vertical) +
+      textBytes(row.primaryRegion) + textBytes(row.primaryLanguage) + textBytes(row.siteId) + textBytes(row.drainSecret)
+    for (const alias of row.aliases) bytes += 8 + textBytes(alias)
+  }
+  return bytes
+}
 
 /** An account's brands as stored (other domains' reads), as listed (the API's) and by site id (ingestion's). */
 interface CachedBrands {
@@ -183,11 +202,12 @@ export const BrandsLive = Layer.effect(
     const repo = yield* BrandsRepo
     const accounts = yield* Accounts
     const invalidations = yield* Invalidations
+    const config = yield* AppConfig
 
     // Each account's brands as stored and as listed, read by GET /brands, GET /brands/{slug} and every
     // brand-scoped read (row, rows, bySiteId): every change to what they hold notifies the invalidation
     // channel at its commit, whoever makes it (migrations/0016_account_cache_invalidation.sql).
-    const accountsBrands = accountCache<CachedBrands>(invalidations, CACHED_BRANDS_MAX, (cached) => cached.rows.length + 1)
+    const accountsBrands = accountCache<CachedBrands>(invalidations, config.cacheBytes.brands, (cached) => cachedBrandsBytes(cached.rows))
 
     const brandsOf = (accountId: number): Effect.Effect<CachedBrands> =>
       accountsBrands.read(
@@ -240,6 +260,8 @@ export const BrandsLive = Layer.effect(
           const language = languageCode(input.primary_language?.trim() || "en")
           if (region === undefined) return yield* Effect.fail(badRequest(`invalid primary_region: ${REGION_RULE}`))
           if (language === undefined) return yield* Effect.fail(badRequest(`invalid primary_language: ${LANGUAGE_RULE}`))
+          const aliases = cleanAliases(input.aliases)
+          if (aliases.length > BRAND_LIMITS.aliases) return yield* Effect.fail(TOO_MANY_ALIASES)
           return yield* accounts.withAccountLock(
             accountId,
             Effect.gen(function*() {
@@ -248,12 +270,12 @@ export const BrandsLive = Layer.effect(
               const created = yield* repo.insert({
                 accountId,
                 slug: input.brand_slug,
-                name: name.slice(0, 200),
+                name: name.slice(0, BRAND_LIMITS.name),
                 domain: domain.value,
                 vertical: input.vertical,
                 primaryRegion: region,
                 primaryLanguage: language,
-                aliases: cleanAliases(input.aliases),
+                aliases,
                 siteId: crypto.randomUUID(),
                 now: yield* now
               }).pipe(Effect.catchTag("SlugTaken", () => Effect.fail(conflict("brand_slug already exists"))))
@@ -268,21 +290,33 @@ export const BrandsLive = Layer.effect(
           if (name === "") return yield* Effect.fail(badRequest("name required"))
           const domain = normalizeDomain(input.domain)
           if (Option.isNone(domain)) return yield* Effect.fail(badRequest("invalid url"))
-          const created = yield* repo.addCompetitor(accountId, brand.id, {
-            name: name.slice(0, 200),
-            domain: domain.value,
-            aliases: cleanAliases(input.aliases),
-            pinned: input.pinned ?? false,
-            now: yield* now
-          }).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict("competitor already exists"))))
-          return competitorView(created)
+          const aliases = cleanAliases(input.aliases)
+          if (aliases.length > BRAND_LIMITS.aliases) return yield* Effect.fail(TOO_MANY_ALIASES)
+          // Counted and added under the account's lock, so concurrent adds cannot pass the bound together.
+          return yield* accounts.withAccountLock(
+            accountId,
+            Effect.gen(function*() {
+              const tracked = yield* repo.competitors(accountId, brand.id)
+              if (tracked.length >= BRAND_LIMITS.competitors) return yield* Effect.fail(TOO_MANY_COMPETITORS)
+              const created = yield* repo.addCompetitor(accountId, brand.id, {
+                name: name.slice(0, BRAND_LIMITS.name),
+                domain: domain.value,
+                aliases,
+                pinned: input.pinned ?? false,
+                now: yield* now
+              }).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict("competitor already exists"))))
+              return competitorView(created)
+            })
+          )
         }),
       addPrompt: (accountId, slug, input) =>
         Effect.gen(function*() {
           const brand = yield* row(accountId, slug)
           const text = input.prompt.trim()
           if (text === "") return yield* Effect.fail(badRequest("prompt required"))
-          if (text.length > 2000) return yield* Effect.fail(badRequest("invalid prompt: at most 2000 characters"))
+          if (text.length > BRAND_LIMITS.prompt) {
+            return yield* Effect.fail(badRequest(`invalid prompt: at most ${BRAND_LIMITS.prompt} characters`))
+          }
           return yield* accounts.withAccountLock(
             accountId,
             Effect.gen(function*() {
@@ -293,10 +327,10 @@ export const BrandsLive = Layer.effect(
               const created = yield* repo.addPrompt(accountId, brand.id, {
                 id: crypto.randomUUID(),
                 prompt: text,
-                topic: input.topic?.trim() || "general",
+                topic: input.topic?.trim().slice(0, BRAND_LIMITS.topic) || "general",
                 intent: input.intent ?? "informational",
                 source: input.source ?? "manual",
-                sourceQuery: input.source_query?.trim() ?? "",
+                sourceQuery: input.source_query?.trim().slice(0, BRAND_LIMITS.sourceQuery) ?? "",
                 createdAt: yield* now
               }).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict("prompt already monitored"))))
               return promptView(created)

@@ -118,8 +118,8 @@ export const DrainUrlParams = Schema.Struct({
   verify: Schema.optional(
     Schema.Union(Schema.String, Schema.Array(Schema.String)).annotations({
       description:
-        "Echoed back as response header x-drain-verify on every response, errors included. When repeated, the first " +
-        "value is echoed; characters a header cannot carry are dropped"
+        "Echoed back as response headers x-drain-verify and x-vercel-verify on every response, errors included. When " +
+        "repeated, the first value is echoed; characters a header cannot carry are dropped"
     })
   ),
   format: Schema.optional(
@@ -135,6 +135,12 @@ export const DrainHeaders = Schema.Struct({
   "x-service-site": Schema.optional(Str("The brand's public site id, when not given as query site_id")),
   "x-drain-signature": Schema.optional(
     Str("Hex HMAC-SHA1 of the raw body with the drain's signing secret; required once a secret is saved")
+  ),
+  "x-vercel-signature": Schema.optional(
+    Str(
+      "The same signature under the name a Vercel drain sends it (hex HMAC-SHA1 of the raw body with the drain's " +
+        "secret); either header may carry it"
+    )
   )
 })
 
@@ -166,7 +172,7 @@ const drainRequestBody = {
 // Endpoint middlewares (they run outside the group's BearerAuth)
 // ---------------------------------------------------------------------------
 
-/** Echoes the drain's `verify` query value as x-drain-verify on every response, 401s included. */
+/** Echoes the drain's `verify` query value as x-drain-verify and x-vercel-verify on every response, 401s included. */
 export class DrainVerify extends HttpApiMiddleware.Tag<DrainVerify>()("DrainVerify") {}
 
 /** Refuses a batch whose Content-Length is over INGEST_MAX_BODY_BYTES with 413, before the body is read. */
@@ -179,6 +185,7 @@ export class BatchBodyLimit extends HttpApiMiddleware.Tag<BatchBodyLimit>()("Bat
 // ---------------------------------------------------------------------------
 
 export class IngestionGroup extends HttpApiGroup.make("ingestion")
+  .annotate(OpenApi.Description, "Server-side request logs in: a batch of records, or a hosting platform's log-drain delivery")
   .add(
     HttpApiEndpoint.post("ingest", "/agents/ingest")
       .middleware(BatchBodyLimit)

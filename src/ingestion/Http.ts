@@ -12,6 +12,8 @@ import { Ingestion } from "./Ingestion.js"
 const first = (value: string | ReadonlyArray<string> | undefined): string | undefined =>
   typeof value === "string" ? value : value?.[0]
 
+const nonEmpty = (value: string | undefined) => (value === undefined || value.trim() === "" ? undefined : value)
+
 /** A header value carries visible ASCII, spaces and tabs only; the rest is dropped, the length bounded. */
 export const headerSafe = (value: string) => value.replace(/[^\t\x20-\x7e]/g, "").slice(0, 1024)
 
@@ -22,8 +24,9 @@ export const DrainVerifyLive = Layer.succeed(
     const verify = first(params["verify"])
     if (verify === undefined) return
     const value = headerSafe(verify)
+    // The spec's neutral name and the one a Vercel drain checks for: both, always.
     yield* HttpApp.appendPreResponseHandler((_request, response) =>
-      Effect.succeed(HttpServerResponse.setHeader(response, "x-drain-verify", value))
+      Effect.succeed(HttpServerResponse.setHeaders(response, { "x-drain-verify": value, "x-vercel-verify": value }))
     )
   })
 )
@@ -91,7 +94,9 @@ export const IngestionHttpLive = HttpApiBuilder.group(ServerApi, "ingestion", (h
           const siteId = first(urlParams.site_id) ?? headers["x-service-site"]
           // docs/ingestion.md: 400 missing site_id comes before the body is read.
           const body = siteId === undefined || siteId.trim() === "" ? null : yield* readBody(request, config.maxBodyBytes)
-          const result = yield* ingestion.drain({ accountId, siteId, signature: headers["x-drain-signature"], body, format: first(urlParams.format) })
+          // A real Vercel drain signs in x-vercel-signature; the spec's neutral name is x-drain-signature.
+          const signature = nonEmpty(headers["x-drain-signature"]) ?? nonEmpty(headers["x-vercel-signature"])
+          const result = yield* ingestion.drain({ accountId, siteId, signature, body, format: first(urlParams.format) })
           metrics.observeIngest("drain", result)
           // Every delivery of every site comes here: the answer leaves in its wire form, encoded once (FastJson.ts).
           return encodedJson(DrainResponse, {

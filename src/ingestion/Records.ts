@@ -47,10 +47,137 @@ const clean = (s: string, max: number): string => {
 
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
 
-/** "/a/b?x=1#f", "https://h/a?x" or "a/b" -> ["/a/b", "x=1"]. Never fails. */
+// ---------------------------------------------------------------------------
+// One canonical form of a path and a query (docs/ingestion.md, "One page, one path")
+// ---------------------------------------------------------------------------
+
+/** 1 for the ASCII characters a path carries unescaped: RFC 3986 pchar (unreserved, sub-delims, ":", "@") and "/". */
+const PATH_CHARS = new Uint8Array(128)
+/** The same for a query, which may also carry "?" (and "/"). */
+const QUERY_CHARS = new Uint8Array(128)
+/** 1 for RFC 3986 unreserved characters: an escape of one of them is decoded. */
+const UNRESERVED = new Uint8Array(128)
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~") UNRESERVED[c.charCodeAt(0)] = 1
+for (let c = 0; c < 128; c++) {
+  const ok = UNRESERVED[c] === 1 || "!$&'()*+,;=:@/%".includes(String.fromCharCode(c))
+  PATH_CHARS[c] = ok ? 1 : 0
+  QUERY_CHARS[c] = ok || c === 0x3f ? 1 : 0
+}
+const HEX = "0123456789ABCDEF"
+const hexValue = (c: number): number =>
+  c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 70 ? c - 55 : c >= 97 && c <= 102 ? c - 87 : -1
+const escapeByte = (b: number) => "%" + HEX[b >> 4]! + HEX[b & 15]!
+
+/** The UTF-8 escapes of one code point (a lone surrogate is U+FFFD, as a URL parser writes it). */
+const escapeCodePoint = (cp: number): string => {
+  if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd
+  if (cp < 0x800) return escapeByte(0xc0 | (cp >> 6)) + escapeByte(0x80 | (cp & 63))
+  if (cp < 0x10000) return escapeByte(0xe0 | (cp >> 12)) + escapeByte(0x80 | ((cp >> 6) & 63)) + escapeByte(0x80 | (cp & 63))
+  return escapeByte(0xf0 | (cp >> 18)) + escapeByte(0x80 | ((cp >> 12) & 63)) + escapeByte(0x80 | ((cp >> 6) & 63)) +
+    escapeByte(0x80 | (cp & 63))
+}
+
+/**
+ * Percent-encoding normalised (RFC 3986 6.2.2): escapes of unreserved characters decoded, other
+ * escapes kept with upper-case hex, characters that must be escaped (space, `"`, `<`, a `%` that
+ * starts no escape, control and non-ASCII characters as UTF-8) escaped. One pass; the input itself
+ * when it is already canonical (the usual case: no allocation).
+ */
+const canonicalEscapes = (s: string, allowed: Uint8Array): string => {
+  const n = s.length
+  let i = 0
+  // The canonical prefix, which most paths are whole.
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 128 || allowed[c] === 0) break
+    if (c === 37) {
+      const h = s.charCodeAt(i + 1)
+      const l = s.charCodeAt(i + 2)
+      const hi = hexValue(h)
+      const lo = hexValue(l)
+      if (hi < 0 || lo < 0 || h >= 97 || l >= 97 || UNRESERVED[hi * 16 + lo] === 1) break
+      i += 2
+    }
+  }
+  if (i === n) return s
+  let out = s.slice(0, i)
+  let from = i
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 128 && allowed[c] === 1 && c !== 37) continue
+    let piece: string
+    let width = 1
+    if (c === 37) {
+      const hi = hexValue(s.charCodeAt(i + 1))
+      const lo = hexValue(s.charCodeAt(i + 2))
+      if (hi < 0 || lo < 0) {
+        piece = "%25"
+      } else {
+        const b = hi * 16 + lo
+        piece = UNRESERVED[b] === 1 ? String.fromCharCode(b) : escapeByte(b)
+        width = 3
+      }
+    } else if (c < 128) {
+      piece = escapeByte(c)
+    } else {
+      const cp = s.codePointAt(i)!
+      piece = escapeCodePoint(cp)
+      width = cp > 0xffff ? 2 : 1
+    }
+    out += s.slice(from, i) + piece
+    i += width - 1
+    from = i + 1
+  }
+  return out + s.slice(from)
+}
+
+/** Cut to `max` characters, never inside an escape. */
+const cutEscaped = (s: string, max: number): string => {
+  if (s.length <= max) return s
+  let end = max
+  if (s.charCodeAt(end - 1) === 37) end -= 1
+  else if (s.charCodeAt(end - 2) === 37) end -= 2
+  return s.slice(0, end)
+}
+
+/** The stored form of a path: canonical escapes, a leading "/", at most 2,048 characters. */
+export const canonicalPath = (raw: string): string => {
+  const path = canonicalEscapes(raw, PATH_CHARS)
+  return cutEscaped(path.charCodeAt(0) === 47 ? path : "/" + path, MAX_PATH)
+}
+
+/**
+ * A piece of a path in its stored form (the canonical escapes, no leading "/"): what a search of the
+ * stored paths looks for, so that "café" finds "/caf%C3%A9".
+ */
+export const canonicalPathPart = (raw: string): string => canonicalEscapes(raw, PATH_CHARS)
+
+/** The stored form of a query (without "?"): canonical escapes, at most 2,048 characters. */
+export const canonicalQuery = (raw: string): string => cutEscaped(canonicalEscapes(raw, QUERY_CHARS), MAX_QUERY)
+
+const ABSOLUTE = /^[a-z][a-z0-9+.-]*:\/\//i
+
+/** The host of an absolute-form target ("http://user@www.acme.com/x" -> "www.acme.com"); "" otherwise. */
+export const hostOfTarget = (raw: string): string => {
+  if (!ABSOLUTE.test(raw)) return ""
+  const start = raw.indexOf("//") + 2
+  let end = start
+  while (end < raw.length) {
+    const c = raw.charCodeAt(end)
+    if (c === 47 || c === 63 || c === 35) break
+    end++
+  }
+  const authority = raw.slice(start, end)
+  return authority.slice(authority.lastIndexOf("@") + 1)
+}
+
+/**
+ * "/a/b?x=1#f", "https://h/a?x" or "a/b" -> ["/a/b", "x=1"], each in its canonical form
+ * (canonicalPath, canonicalQuery). Never fails.
+ */
 export const splitPath = (raw: string): { readonly path: string; readonly query: string } => {
   let s = raw.trim()
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(s)) {
+  if (ABSOLUTE.test(s)) {
     // A full URL: keep what follows the authority.
     const start = s.indexOf("/", s.indexOf("//") + 2)
     s = start === -1 ? "/" : s.slice(start)
@@ -58,10 +185,9 @@ export const splitPath = (raw: string): { readonly path: string; readonly query:
   const hash = s.indexOf("#")
   if (hash !== -1) s = s.slice(0, hash)
   const q = s.indexOf("?")
-  let path = q === -1 ? s : s.slice(0, q)
+  const path = q === -1 ? s : s.slice(0, q)
   const query = q === -1 ? "" : s.slice(q + 1)
-  if (!path.startsWith("/")) path = "/" + path
-  return { path: clean(path, MAX_PATH), query: clean(query, MAX_QUERY) }
+  return { path: canonicalPath(path), query: canonicalQuery(query) }
 }
 
 /** An HTTP status worth storing: 100..599; anything else (the drain's -1 sentinel included) is no status. */

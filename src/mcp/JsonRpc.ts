@@ -107,8 +107,13 @@ export const makeMcpJsonRpc = (extendResult: ResultExtender): RpcSerialization.R
           refused.push(errorResponse(null, INVALID_REQUEST, "Invalid Request: id must be a string or a number"))
           return []
         }
-        const id: string | number | null = isId(rawId) ? rawId : null
         const method = message["method"]
+        // MCP: a request's id is a string or an integer, never null; a notification has no id at all.
+        if (hasId && rawId === null && method !== undefined) {
+          refused.push(errorResponse(null, INVALID_REQUEST, "Invalid Request: id must not be null (a notification has no id member)"))
+          return []
+        }
+        const id: string | number | null = isId(rawId) ? rawId : null
         // A response from the client (this server sends no requests): nothing to answer.
         if (method === undefined && (Object.hasOwn(message, "result") || Object.hasOwn(message, "error"))) return []
         if (message["jsonrpc"] !== "2.0" || typeof method !== "string") {
@@ -145,9 +150,14 @@ export const makeMcpJsonRpc = (extendResult: ResultExtender): RpcSerialization.R
 
       return {
         decode: (bytes) => {
+          const text = typeof bytes === "string" ? bytes : new TextDecoder().decode(bytes)
+          if (nestedTooDeep(text)) {
+            refused.push(tooDeepError)
+            return []
+          }
           let parsed: unknown
           try {
-            parsed = JSON.parse(typeof bytes === "string" ? bytes : new TextDecoder().decode(bytes))
+            parsed = JSON.parse(text)
           } catch {
             refused.push(errorResponse(null, PARSE_ERROR, "Parse error: the body is not JSON"))
             return []
@@ -195,6 +205,36 @@ export const makeMcpJsonRpc = (extendResult: ResultExtender): RpcSerialization.R
 /** The serialization layer of the /mcp protocol. */
 export const layerMcpJsonRpc = (extendResult: ResultExtender) =>
   Layer.succeed(RpcSerialization.RpcSerialization, makeMcpJsonRpc(extendResult))
+
+/** The deepest nesting of arrays and objects a POST /mcp body may have (docs/security.md), a batch's own array included. */
+export const MAX_DEPTH = 64
+
+/**
+ * Whether JSON text nests arrays and objects deeper than MAX_DEPTH, read in one pass before anything
+ * parses or walks it: every later step (decoding, schema checks, re-encoding) would otherwise pay for
+ * the depth, some of them recursively. Brackets inside strings do not count; text that is not JSON
+ * is left to the parser.
+ */
+export const nestedTooDeep = (text: string): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: the next character is escaped
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) {
+      if (++depth > MAX_DEPTH) return true
+    } else if (c === 93 || c === 125) depth--
+  }
+  return false
+}
+
+const tooDeepError = errorResponse(null, INVALID_REQUEST, `Invalid Request: JSON nested deeper than ${MAX_DEPTH} levels`)
+
+/** A body nested deeper than MAX_DEPTH, refused before dispatch: HTTP 400 with a JSON-RPC error. */
+export const nestedTooDeepResponse = () => HttpServerResponse.unsafeJson(tooDeepError, { status: 400 })
 
 /** The most JSON-RPC messages one POST /mcp may carry (docs/security.md): a larger batch never runs. */
 export const MAX_BATCH = 32

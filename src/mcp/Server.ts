@@ -11,7 +11,7 @@ import { noteAccount } from "../platform/RequestMeta.js"
 import { RateLimiter, rateLimitedResponse } from "../platform/RateLimiter.js"
 import { InProcessAppLive } from "../web/InProcess.js"
 import { INSTRUCTIONS, PromptsLive } from "./Guide.js"
-import { batchTooLarge, layerMcpJsonRpc, MAX_BATCH, messageCount, statusOfUnaccepted } from "./JsonRpc.js"
+import { batchTooLarge, layerMcpJsonRpc, MAX_BATCH, messageCount, nestedTooDeep, nestedTooDeepResponse, statusOfUnaccepted } from "./JsonRpc.js"
 import { McpCaller, ReadToolsLive, toolOutputSchemas } from "./Tools.js"
 
 /**
@@ -24,6 +24,7 @@ import { McpCaller, ReadToolsLive, toolOutputSchemas } from "./Tools.js"
 export const MCP_PATH = "/mcp"
 
 const unauthorized = (error: string) => HttpServerResponse.unsafeJson({ error }, { status: 401 })
+const forbidden = (error: string) => HttpServerResponse.unsafeJson({ error }, { status: 403 })
 const methodNotAllowed = HttpServerResponse.unsafeJson(
   { error: "method not allowed: POST JSON-RPC messages to /mcp" },
   { status: 405, headers: { allow: "POST" } }
@@ -64,11 +65,17 @@ const McpProtocolLive = Layer.effect(
       const request = yield* HttpServerRequest.HttpServerRequest
       const authorization = request.headers["authorization"]
       const account = yield* Effect.either(keys.authenticate(authorization))
-      if (account._tag === "Left") return unauthorized(account.left.error)
+      if (account._tag === "Left") {
+        // 403 for a key its plan's cap leaves out after a downgrade, as on the public API.
+        return account.left._tag === "Forbidden" ? forbidden(account.left.error) : unauthorized(account.left.error)
+      }
       // The request log line names the account (src/platform/Middleware.ts).
       yield* noteAccount(account.right.accountId)
       // At most MAX_BATCH messages; the serialization answers malformed ones with JSON-RPC errors.
-      const messages = messageCount(yield* Effect.orElseSucceed(request.text, () => ""))
+      const text = yield* Effect.orElseSucceed(request.text, () => "")
+      // Bounded before anything parses it: depth costs every later step, some of them recursively.
+      if (nestedTooDeep(text)) return nestedTooDeepResponse()
+      const messages = messageCount(text)
       if (messages > MAX_BATCH) return batchTooLarge()
       if (messages > 1) {
         // The edge took one token for the request: a batch takes one more per further message.

@@ -55,6 +55,7 @@ const TOOL_NAMES: Record<string, string> = {
  * The REST answer is unchanged; the tool returns `limit` rows from `offset` and a `page` object.
  */
 const TOOL_PAGES: Record<string, { readonly field: string; readonly limit: number }> = {
+  list_brands: { field: "brands", limit: 50 },
   get_brand_mentions: { field: "mentions", limit: 20 },
   get_brand_snapshots: { field: "snapshots", limit: 31 },
   get_brand_prompts: { field: "prompts", limit: 50 },
@@ -68,6 +69,14 @@ const TOOL_PAGES: Record<string, { readonly field: string; readonly limit: numbe
 }
 const MAX_PAGE = 500
 const MAX_OFFSET = 100_000
+
+/**
+ * A default page (no `limit` given) holds fewer rows when the whole answer, structured content and its
+ * text twin, would pass this many bytes: an assistant's context pays for every byte, and a month of
+ * snapshots with their per-engine and per-competitor objects came to 70 KB. A `limit` the caller gives
+ * is honoured whatever the size.
+ */
+export const DEFAULT_ANSWER_BYTES = 60_000
 
 /** Endpoints that page themselves (`limit`/`offset` in the query): the tool's smaller default page. */
 const TOOL_DEFAULT_LIMITS: Record<string, number> = { get_brand_agent_pages: 25 }
@@ -255,7 +264,8 @@ const pagingNote = (name: string, paging: ReadEndpointTool["paging"]): string =>
   if (paging !== undefined) {
     return ` This tool returns ${paging.field} one page at a time: limit (rows, 1..${MAX_PAGE}, default ${paging.limit}) and ` +
       "offset (default 0); page.total is the length of the whole list and page.next_offset the offset of the next page " +
-      "(null on the last). Other list fields are whole."
+      `(null on the last). Without limit a page holds fewer rows when the answer would pass ${DEFAULT_ANSWER_BYTES / 1000} KB. ` +
+      "Other list fields are whole."
   }
   const limit = TOOL_DEFAULT_LIMITS[name]
   return limit === undefined ? "" : ` This tool's default page size is ${limit} (the REST default is larger).`
@@ -350,10 +360,10 @@ const pageOf = (
   if (typeof body !== "object" || body === null || !Array.isArray((body as Record<string, unknown>)[paging.field])) return body
   const record = body as Record<string, unknown>
   const rows = record[paging.field] as ReadonlyArray<unknown>
-  const limit = typeof params["limit"] === "number" ? params["limit"] : paging.limit
+  const asked = typeof params["limit"] === "number"
+  const limit = asked ? params["limit"] as number : paging.limit
   const offset = typeof params["offset"] === "number" ? params["offset"] : 0
-  const page = rows.slice(offset, offset + limit)
-  return {
+  const pageOfRows = (page: ReadonlyArray<unknown>) => ({
     ...record,
     [paging.field]: page,
     // `count` says how many rows the answer holds: this page's.
@@ -365,10 +375,22 @@ const pageOf = (
       total: rows.length,
       next_offset: offset + page.length < rows.length ? offset + page.length : null
     }
+  })
+  let page = rows.slice(offset, offset + limit)
+  let result = pageOfRows(page)
+  if (asked) return result
+  // A default page within DEFAULT_ANSWER_BYTES: fewer rows, in proportion, until it fits (one row at least).
+  for (let size = answerBytes(result); size > DEFAULT_ANSWER_BYTES && page.length > 1; size = answerBytes(result)) {
+    page = page.slice(0, Math.max(1, Math.min(page.length - 1, Math.floor(page.length * DEFAULT_ANSWER_BYTES / size))))
+    result = pageOfRows(page)
   }
+  return result
 }
 
 const textResult = (value: unknown) => [{ type: "text" as const, text: JSON.stringify(value) }]
+
+/** The bytes of a tool's result as it goes out: the structured content and its text twin. */
+const answerBytes = (value: unknown) => Buffer.byteLength(JSON.stringify({ content: textResult(value), structuredContent: value }))
 
 const toolError = (body: unknown, status: number) =>
   new McpSchema.CallToolResult({ isError: true, content: textResult(body), _meta: { status } })

@@ -1,11 +1,13 @@
 import { Context, Effect, Layer } from "effect"
 import domainLists from "./domains.json"
+import { isSpace, makeNameMatcher, type MatcherName } from "./Names.js"
 import { Sentiment, sentimentLabel, SentimentLive, type SentimentLabel, type SentimentShape } from "./Sentiment.js"
 
 /**
  * The analysis of one answer observation, exactly docs/observations.md. Pure and synchronous:
- * no I/O, no clock. A brand's entities are compiled once into an Analyzer (one regular
- * expression, domain maps) and the Analyzer then runs on each observation of that brand.
+ * no I/O, no clock. A brand's entities are compiled once into an Analyzer (the names' automaton,
+ * domain maps) and the Analyzer then runs on each observation of that brand, in time linear in the
+ * answer whatever the number of names (docs/security.md "Mention matching in one pass").
  */
 
 export const BUCKETS = ["owned", "competitor", "ugc", "reference", "earned"] as const
@@ -126,36 +128,78 @@ const ABBREVIATIONS = new Set([
   "approx", "no", "fig", "al", "cf", "u.s", "u.k", "e.u"
 ])
 
-const SENTENCE_END = /[.!?]+["'”’)\]]*(?=\s|$)|\n/g
+/** The closing marks a sentence end may carry after its `.`, `!` or `?` run. */
+const isCloser = (c: number) => c === 34 || c === 39 || c === 0x201d || c === 0x2019 || c === 41 || c === 93
+const isEndMark = (c: number) => c === 46 || c === 33 || c === 63
+
+/**
+ * The next sentence end at or after `from`, as the expression `/[.!?]+["'”’)\]]*(?=\s|$)|\n/g` would
+ * find it, in linear time (that expression retried every position of a long run of marks): a line
+ * break, or a whole run of marks with its closers, followed by white space or the end. A run not
+ * followed so cannot end a sentence from any position inside it. [start, end) or null.
+ */
+const nextSentenceEnd = (text: string, from: number): readonly [number, number] | null => {
+  const n = text.length
+  let i = from
+  while (i < n) {
+    const c = text.charCodeAt(i)
+    if (c === 10) return [i, i + 1]
+    if (!isEndMark(c)) {
+      i++
+      continue
+    }
+    let k = i + 1
+    while (k < n && isEndMark(text.charCodeAt(k))) k++
+    while (k < n && isCloser(text.charCodeAt(k))) k++
+    if (k === n || isSpace(text.charCodeAt(k))) return [i, k]
+    i = k
+  }
+  return null
+}
+
+/** Whether text[0, index) ends with a line of white space only (or is one): a list number's place. */
+const lineBlankBefore = (text: string, index: number): boolean => {
+  for (let i = index - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i)
+    if (c === 10) return true
+    if (!isSpace(c)) return false
+  }
+  return true
+}
 
 /**
  * Start offsets of the sentences of a text: a sentence ends at a line break, or at `.`, `!` or `?`
  * followed by white space, unless the word before the period is a known abbreviation, a single
  * letter (an initial) or a list number at the start of a line ("1."). "Monday.com" is one word.
+ * Linear in the text: each word and each run of white space is read a bounded number of times.
  */
 export const sentenceStarts = (text: string): Array<number> => {
   const starts = [0]
-  SENTENCE_END.lastIndex = 0
-  let match: RegExpExecArray | null
-  while ((match = SENTENCE_END.exec(text)) !== null) {
-    const end = match.index + match[0].length
-    if (match[0] !== "\n" && match[0][0] === ".") {
-      let wordStart = match.index
-      while (wordStart > 0 && !/\s/.test(text[wordStart - 1]!)) wordStart--
-      const word = text.slice(wordStart, match.index).replace(/^[("'“*_]+/, "").toLowerCase()
+  let from = 0
+  let match: readonly [number, number] | null
+  while ((match = nextSentenceEnd(text, from)) !== null) {
+    const [index, end] = match
+    from = end
+    if (text.charCodeAt(index) === 46) {
+      let wordStart = index
+      while (wordStart > 0 && !isSpace(text.charCodeAt(wordStart - 1))) wordStart--
+      const word = text.slice(wordStart, index).replace(/^[("'“*_]+/, "").toLowerCase()
       if (word.length === 1 || ABBREVIATIONS.has(word)) continue
-      if (/^\d+$/.test(word) && (wordStart === 0 || text[wordStart - 1] === "\n" || /^\s*$/.test(lineBefore(text, wordStart)))) continue
+      if (/^\d+$/.test(word) && lineBlankBefore(text, wordStart)) continue
     }
     if (end >= text.length) break
     // A sentence of white space only (a line break right after a period) merges into the next.
     const last = starts.length - 1
-    if (last > 0 && /^\s*$/.test(text.slice(starts[last]!, end))) starts[last] = end
+    if (last > 0 && isBlank(text, starts[last]!, end)) starts[last] = end
     else starts.push(end)
   }
   return starts
 }
 
-const lineBefore = (text: string, index: number) => text.slice(text.lastIndexOf("\n", index - 1) + 1, index)
+const isBlank = (text: string, from: number, to: number): boolean => {
+  for (let i = from; i < to; i++) if (!isSpace(text.charCodeAt(i))) return false
+  return true
+}
 
 const sentenceIndexAt = (starts: ReadonlyArray<number>, offset: number): number => {
   let lo = 0
@@ -181,8 +225,13 @@ const cleanSentence = (sentence: string) =>
 /** The sentence, at most 300 characters: a longer one is cut around the occurrence, with "…" at each cut. */
 export const snippetOf = (sentence: string, occurrence: string): string => {
   const clean = cleanSentence(sentence)
+  return snippetOfClean(clean, () => clean.toLowerCase(), occurrence)
+}
+
+/** snippetOf of a sentence already cleaned (`lower`: its lower case, asked only for a long sentence). */
+const snippetOfClean = (clean: string, lower: () => string, occurrence: string): string => {
   if (clean.length <= MAX_SNIPPET) return clean
-  const at = Math.max(0, clean.toLowerCase().indexOf(occurrence.toLowerCase()))
+  const at = Math.max(0, lower().indexOf(occurrence.toLowerCase()))
   const start = Math.max(0, Math.min(at - 100, clean.length - MAX_SNIPPET))
   let window = clean.slice(start, start + MAX_SNIPPET)
   if (start > 0) window = "…" + window.slice(1)
@@ -194,38 +243,31 @@ export const snippetOf = (sentence: string, occurrence: string): string => {
 // Entity names
 // ---------------------------------------------------------------------------
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 const WORD_CHAR = /[\p{L}\p{N}\p{M}_]/u
-const NOT_WORD_BEFORE = "(?<![\\p{L}\\p{N}\\p{M}_])"
-const NOT_WORD_AFTER = "(?![\\p{L}\\p{N}\\p{M}_])"
 
 /** The key a matched text is looked up by: lower case, runs of white space as one space. */
 const nameKey = (s: string) => s.toLowerCase().replace(/\s+/g, " ")
 
 /**
- * One regular expression for all names and aliases: case-insensitive, longest first, a run of
- * white space in a name matching any run of white space, and a word boundary required only on a
- * side where the name itself has a letter or digit. So "Acme" is not found in "Acmeville",
- * "Monday.com" and "H&M" are found as written, and "Acme's" counts as Acme.
+ * All names and aliases (their keys), in the order one regular expression of them would try them:
+ * case-insensitive, longest first, a run of white space in a name matching any run of white space,
+ * and a word boundary required only on a side where the name itself has a letter or digit. So "Acme"
+ * is not found in "Acmeville", "Monday.com" and "H&M" are found as written, and "Acme's" counts as
+ * Acme. Names needing the same boundaries form one alternative each (the first such group holds the
+ * longest name), so that order is kept: the matcher (src/observations/Names.ts) finds exactly what
+ * that expression would, in one pass whatever the number of names.
  */
-const namePattern = (names: ReadonlyArray<string>): RegExp | null => {
-  if (names.length === 0) return null
-  // Names grouped by which sides need a boundary, so each group shares one look-behind/look-ahead.
-  const groups = new Map<string, Array<string>>()
+const namesInOrder = (names: ReadonlyArray<string>): Array<MatcherName> => {
+  const groups = new Map<string, Array<MatcherName>>()
   for (const name of [...names].sort((a, b) => b.length - a.length)) {
-    const before = WORD_CHAR.test(name[0]!) ? NOT_WORD_BEFORE : ""
-    const after = WORD_CHAR.test(name[name.length - 1]!) ? NOT_WORD_AFTER : ""
-    const body = name.split(/\s+/).map(escapeRegExp).join("\\s+")
-    const key = before + "|" + after
+    const boundaryBefore = WORD_CHAR.test(name[0]!)
+    const boundaryAfter = WORD_CHAR.test(name[name.length - 1]!)
+    const key = `${boundaryBefore}|${boundaryAfter}`
     const group = groups.get(key) ?? []
-    group.push(body)
+    group.push({ text: name, boundaryBefore, boundaryAfter })
     groups.set(key, group)
   }
-  const parts = [...groups.entries()].map(([key, bodies]) => {
-    const [before, after] = key.split("|") as [string, string]
-    return `${before}(?:${bodies.join("|")})${after}`
-  })
-  return new RegExp(parts.join("|"), "giu")
+  return [...groups.values()].flat()
 }
 
 interface CompiledEntity {
@@ -255,7 +297,7 @@ export const makeAnalysis = (sentiment: SentimentShape): AnalysisShape => ({
         if (!byName.has(key)) byName.set(key, index)
       }
     })
-    const pattern = namePattern([...byName.keys()])
+    const matcher = makeNameMatcher(namesInOrder([...byName.keys()]))
 
     // Domains -> entity index (the brand's own domain first).
     const byDomain = new Map<string, number>()
@@ -280,18 +322,17 @@ export const makeAnalysis = (sentiment: SentimentShape): AnalysisShape => ({
       const first = new Array<number>(count).fill(-1)
       const firstText = new Array<string>(count).fill("")
       const offsets: Array<Array<number> | undefined> = new Array(count)
-      if (pattern !== null && text.length > 0) {
-        pattern.lastIndex = 0
-        let match: RegExpExecArray | null
-        while ((match = pattern.exec(text)) !== null) {
-          const index = byName.get(nameKey(match[0]))
-          if (index === undefined) continue
-          if (first[index] === -1) {
-            first[index] = match.index
-            firstText[index] = match[0]
-            offsets[index] = [match.index]
-          } else offsets[index]!.push(match.index)
-        }
+      const found = matcher.scan(text)
+      for (let k = 0; k < found.length; k += 2) {
+        const at = found[k]!
+        const matched = text.slice(at, found[k + 1]!)
+        const index = byName.get(nameKey(matched))
+        if (index === undefined) continue
+        if (first[index] === -1) {
+          first[index] = at
+          firstText[index] = matched
+          offsets[index] = [at]
+        } else offsets[index]!.push(at)
       }
 
       // Citations: domain, bucket, and the entities they are on (first one each).
@@ -323,29 +364,49 @@ export const makeAnalysis = (sentiment: SentimentShape): AnalysisShape => ({
       inText.sort((a, b) => first[a]! - first[b]!)
       const citationOnly = citedOrder.filter((i) => first[i] === -1)
 
+      // Entities often share sentences: each sentence is cleaned once, and the sentiment of a set of
+      // sentences scored once, so many entities in one long answer do not multiply the work.
       let starts: Array<number> | null = null
+      const cleaned = new Map<number, { readonly clean: string; lower: string | undefined }>()
+      const scores = new Map<string, number>()
+      let scoreSentences: ((indices: ReadonlyArray<number>) => number) | undefined
       const mentions: Array<AnalysedMention> = []
       for (const index of inText) {
         starts ??= sentenceStarts(text)
         const sentenceBounds = (s: number) => [starts![s]!, s + 1 < starts!.length ? starts![s + 1]! : text.length] as const
-        const seen = new Set<number>()
-        const parts: Array<string> = []
+        const sentences: Array<number> = []
         for (const offset of offsets[index]!) {
           const s = sentenceIndexAt(starts, offset)
-          if (seen.has(s)) continue
-          seen.add(s)
-          const [from, to] = sentenceBounds(s)
-          parts.push(text.slice(from, to))
+          // Offsets ascend, so a sentence seen already is the last one added.
+          if (sentences.length > 0 && sentences[sentences.length - 1] === s) continue
+          sentences.push(s)
         }
-        const score = clampScore(sentiment.score(parts.join(" ")))
-        const [from, to] = sentenceBounds(sentenceIndexAt(starts, first[index]!))
+        const key = sentences.join(",")
+        let score = scores.get(key)
+        if (score === undefined) {
+          if (sentiment.sentences !== undefined) {
+            scoreSentences ??= sentiment.sentences((s) => text.slice(...sentenceBounds(s)))
+            score = clampScore(scoreSentences(sentences))
+          } else {
+            score = clampScore(sentiment.score(sentences.map((s) => text.slice(...sentenceBounds(s))).join(" ")))
+          }
+          scores.set(key, score)
+        }
+        const firstSentence = sentenceIndexAt(starts, first[index]!)
+        let sentence = cleaned.get(firstSentence)
+        if (sentence === undefined) {
+          const [from, to] = sentenceBounds(firstSentence)
+          sentence = { clean: cleanSentence(text.slice(from, to)), lower: undefined }
+          cleaned.set(firstSentence, sentence)
+        }
+        const entry = sentence
         mentions.push({
           competitorId: entities[index]!.competitorId,
           entity: entities[index]!.name,
           rank: mentions.length + 1,
           sentiment: score,
           label: sentimentLabel(score),
-          snippet: snippetOf(text.slice(from, to), firstText[index]!),
+          snippet: snippetOfClean(entry.clean, () => (entry.lower ??= entry.clean.toLowerCase()), firstText[index]!),
           citedUrl: citedUrl[index]!,
           viaCitationOnly: false
         })

@@ -26,6 +26,12 @@ const ScanEngineStatus = Schema.Struct({
   scanned_at: Schema.String.annotations({ description: "Time of the brand's last scan on this engine (ISO 8601)" }),
   observations: Schema.Int.annotations({ description: "Observations that scan stored" }),
   failures: Schema.Int.annotations({ description: "Calls that failed after their retries, or were skipped" }),
+  failures_by_reason: Schema.Record({ key: Schema.String, value: Schema.Int }).annotations({
+    description:
+      "The failed calls by reason: refused, blocked, incomplete, empty (the engine gave no real answer: never an observation, so " +
+      "never counted in any n), insufficient_quota (billing, not retried), unauthorized, rate_limited, provider_error, timeout, " +
+      "network, bad_response, config, skipped (the engine was given up for the rest of the scan); {} when none failed"
+  }),
   last_error: Schema.NullOr(Schema.String).annotations({
     description: "Why the last failed call failed (or that the monthly token budget is spent); null when every call succeeded"
   }),
@@ -74,6 +80,7 @@ const importRequestBody = {
 }
 
 export class ObservationsGroup extends HttpApiGroup.make("observations")
+  .annotate(OpenApi.Description, "Answer observations in (an import) and the brand's scans")
   .add(
     HttpApiEndpoint.post("import", "/me/brands/:slug/observations")
       .setPath(SlugPath)
@@ -91,7 +98,7 @@ export class ObservationsGroup extends HttpApiGroup.make("observations")
       .setPath(SlugPath)
       .addSuccess(ScanStatusResponse)
       .annotate(OpenApi.Summary, "The brand's last scan per answer engine")
-      .annotate(OpenApi.Description, "When each engine was last scanned for the brand, what it stored, what failed and why, and the tokens used.")
+      .annotate(OpenApi.Description, "When each engine was last scanned for the brand, what it stored, what failed and why (counted by reason), and the tokens used.")
   )
   .addError(BadRequestError)
   .addError(UnauthorizedError)

@@ -1,9 +1,19 @@
 import { HttpClient } from "@effect/platform"
 import { Config, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { ENGINE_SLUGS } from "../platform/Schemas.js"
-import { type AdapterConfig, askWith, ENGINE_PROTOCOLS, type EngineProtocol, type TokenUsage } from "./EngineAdapters.js"
+import {
+  type AdapterConfig,
+  askWith,
+  ENGINE_PROTOCOLS,
+  type EngineProtocol,
+  FAILURE_REASONS,
+  type FailureReason,
+  makeRedirectResolver,
+  NON_ANSWER_REASONS,
+  type TokenUsage
+} from "./EngineAdapters.js"
 
-export { ENGINE_PROTOCOLS, type EngineProtocol, type TokenUsage }
+export { ENGINE_PROTOCOLS, type EngineProtocol, FAILURE_REASONS, type FailureReason, NON_ANSWER_REASONS, type TokenUsage }
 
 /**
  * Answer engines behind one interface. Adapters speak an engine's HTTP JSON; which engines run,
@@ -32,6 +42,8 @@ export class EngineError extends Schema.TaggedError<EngineError>()("EngineError"
   engine: Schema.String,
   message: Schema.String,
   retryable: Schema.Boolean,
+  /** Why (docs/observations.md, "Failures by reason"); absent = counted as provider_error. */
+  reason: Schema.optional(Schema.Literal(...FAILURE_REASONS)),
   /** The provider's HTTP status, when it answered. */
   status: Schema.optional(Schema.Number),
   /** From Retry-After: never retry sooner than this (milliseconds). */
@@ -55,14 +67,18 @@ export type EngineConfig = AdapterConfig
 // The HTTP adapters (EngineAdapters.ts), behind the AnswerEngine interface
 // ---------------------------------------------------------------------------
 
-export const makeHttpEngine = (config: EngineConfig, client: HttpClient.HttpClient): AnswerEngine => ({
-  slug: config.slug,
-  protocol: config.protocol,
-  ask: (question) =>
-    askWith(config, client, question.prompt).pipe(
-      Effect.mapError((failure) => new EngineError({ engine: config.slug, ...failure }))
-    )
-})
+export const makeHttpEngine = (config: EngineConfig, client: HttpClient.HttpClient): AnswerEngine => {
+  // One resolver per engine: Gemini's grounding redirects are resolved once and remembered.
+  const resolve = makeRedirectResolver(client, config.timeout)
+  return {
+    slug: config.slug,
+    protocol: config.protocol,
+    ask: (question) =>
+      askWith(config, client, question.prompt, resolve).pipe(
+        Effect.mapError((failure) => new EngineError({ engine: config.slug, ...failure }))
+      )
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Configuration from the environment

@@ -5,6 +5,7 @@ import type { BrandRow } from "../brands/Brands.js"
 import { badRequest, PayloadTooLarge, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
 import { ENGINE_SLUGS, LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { monthStart } from "../platform/Days.js"
+import { workSlicer } from "../platform/EventLoop.js"
 import { now } from "../platform/Time.js"
 import { Alerts } from "../webhooks/Alerts.js"
 import { Analysis, type Analyzer, type RawAnswer } from "./Analysis.js"
@@ -23,7 +24,8 @@ import {
  */
 
 export const MAX_IMPORT_OBSERVATIONS = 5000
-const MAX_RESPONSE_CHARS = 200_000
+/** An answer's length at most: the analysis of the longest one stays a few milliseconds (docs/security.md). */
+export const MAX_RESPONSE_CHARS = 100_000
 const MAX_CITATIONS = 200
 const MAX_FANOUTS = 100
 const MAX_PROMPT_CHARS = 2000
@@ -76,6 +78,7 @@ export interface ScanStatus {
     readonly scanned_at: string
     readonly observations: number
     readonly failures: number
+    readonly failures_by_reason: Readonly<Record<string, number>>
     readonly last_error: string | null
     readonly tokens: number
   }>
@@ -303,10 +306,12 @@ export const ObservationsLive = Layer.effect(
       Effect.gen(function*() {
         const seen = new Set<string>()
         const rows: Array<StoredObservation> = []
+        const slicer = workSlicer()
         for (const o of observations) {
           const key = observationKey(o)
           if (seen.has(key)) continue
           seen.add(key)
+          yield* slicer.tick
           rows.push({
             accountId: target.brand.accountId,
             brandId: target.brand.id,
@@ -355,6 +360,9 @@ export const ObservationsLive = Layer.effect(
 
     const importRecords: ObservationsShape["importRecords"] = (accountId, slug, records, origin = "import") =>
       Effect.gen(function*() {
+        // Each record is validated and analysed synchronously: the event loop gets a turn between them
+        // (the slicer counts from here, so compiling the brand's names is one slice of its own).
+        const slicer = workSlicer()
         const t = yield* target(accountId, slug)
         const nowMs = (yield* now).getTime()
         const errors: Array<{ line: number; error: string }> = []
@@ -363,6 +371,7 @@ export const ObservationsLive = Layer.effect(
         const rows: Array<StoredObservation> = []
         let duplicates = 0
         for (const { line, value } of records) {
+          yield* slicer.tick
           const input = value === INVALID_JSON
             ? "invalid JSON"
             : holdsNul(value)
@@ -434,6 +443,7 @@ export const ObservationsLive = Layer.effect(
               scanned_at: s.scannedAt.toISOString(),
               observations: s.observations,
               failures: s.failures,
+              failures_by_reason: s.failuresByReason,
               last_error: s.lastError,
               tokens: s.tokens
             })),

@@ -31,7 +31,14 @@ export const EngineScanStatus = Schema.Struct({
   observations: Schema.Number,
   failures: Schema.Number,
   lastError: Schema.NullOr(Schema.String),
+  /** Failed calls per reason (migrations/0024); the column is JSON text as read. */
+  failuresByReason: Schema.Record({ key: Schema.String, value: Schema.Number }),
   tokens: Schema.Number
+})
+/** The row as read: failures_by_reason arrives as JSON text. */
+const EngineScanStatusRow = Schema.Struct({
+  ...EngineScanStatus.fields,
+  failuresByReason: Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Number }))
 })
 export type EngineScanStatus = typeof EngineScanStatus.Type
 
@@ -59,6 +66,8 @@ export const ScanFailure = Schema.Struct({
   engine: Schema.String,
   attempts: Schema.Number,
   error: Schema.String,
+  /** The failure reason (docs/observations.md); `unknown` for failures recorded before reasons were. */
+  reason: Schema.String,
   failedAt: Schema.DateFromSelf
 })
 export type ScanFailure = typeof ScanFailure.Type
@@ -103,6 +112,7 @@ export interface ObservationsRepoShape {
   /**
    * Claims up to `limit` brands whose next_scan_at has passed, moving next_scan_at to
    * now + the plan's scan hours in the same statement (rows locked by another claimer are skipped).
+   * A brand beyond its plan's brand cap (the account's oldest brands up to the cap count) is never claimed.
    */
   readonly claimDue: (now: Date, limit: number) => Effect.Effect<ReadonlyArray<DueBrand>>
   /** Every brand (or those with this slug, in any account) for a scan run now, oldest first; nothing is claimed. */
@@ -121,7 +131,17 @@ export class ObservationsRepo extends Context.Tag("ObservationsRepo")<Observatio
 const rollups = (rows: ReadonlyArray<StoredObservation>) => {
   const daily = new Map<
     string,
-    { o: StoredObservation; day: string; responses: number; mentions: number; cited: number; citations: number; entityMentions: number; entityMentionsSq: number }
+    {
+      o: StoredObservation
+      day: string
+      responses: number
+      mentions: number
+      cited: number
+      citations: number
+      entityMentions: number
+      entityMentionsSq: number
+      entityObservations: number
+    }
   >()
   const entity = new Map<
     string,
@@ -144,12 +164,15 @@ const rollups = (rows: ReadonlyArray<StoredObservation>) => {
   for (const o of rows) {
     const day = isoDay(o.observedAt)
     const base = `${o.brandId}|${day}|${o.engine}|${o.region}|${o.language}`
-    const d = daily.get(base) ?? { o, day, responses: 0, mentions: 0, cited: 0, citations: 0, entityMentions: 0, entityMentionsSq: 0 }
+    const d = daily.get(base) ??
+      { o, day, responses: 0, mentions: 0, cited: 0, citations: 0, entityMentions: 0, entityMentionsSq: 0, entityObservations: 0 }
     // m = the entities this observation mentions: the share-of-voice interval's sums (migrations/0012).
     const entities = o.analysis.mentions.length
     d.responses++
     d.entityMentions += entities
     d.entityMentionsSq += entities * entities
+    // Observations naming at least one entity: the n of a share's interval when its variance is 0 (migrations/0024).
+    if (entities > 0) d.entityObservations++
     if (o.analysis.brandMentioned) d.mentions++
     if (o.analysis.brandCited) d.cited++
     d.citations += o.analysis.citations.length
@@ -191,7 +214,10 @@ export const engineBit = (engine: string): number => {
  * mention a competitor / the brand), per competitor and domain. Keys sorted like the others.
  */
 const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
-  const prompt = new Map<string, { o: StoredObservation; day: string; responses: number; entityMentions: number; entityMentionsSq: number }>()
+  const prompt = new Map<
+    string,
+    { o: StoredObservation; day: string; responses: number; entityMentions: number; entityMentionsSq: number; entityObservations: number }
+  >()
   const promptEntity = new Map<
     string,
     {
@@ -220,11 +246,12 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
     const day = isoDay(o.observedAt)
     const a = o.analysis
     const promptKey = `${o.brandId}|${day}|${o.promptId}`
-    const p = prompt.get(promptKey) ?? { o, day, responses: 0, entityMentions: 0, entityMentionsSq: 0 }
+    const p = prompt.get(promptKey) ?? { o, day, responses: 0, entityMentions: 0, entityMentionsSq: 0, entityObservations: 0 }
     const entities = a.mentions.length
     p.responses++
     p.entityMentions += entities
     p.entityMentionsSq += entities * entities
+    if (entities > 0) p.entityObservations++
     prompt.set(promptKey, p)
     for (const m of a.mentions) {
       const entityId = m.competitorId ?? 0
@@ -351,17 +378,19 @@ export const ObservationsRepoLive = Layer.effect(
         if (daily.length > 0) {
           yield* sql`
             insert into observation_daily (account_id, brand_id, day, engine, region, language, responses, brand_mentions, brand_cited, citations,
-                                           entity_mentions, entity_mentions_sq)
+                                           entity_mentions, entity_mentions_sq, entity_observations)
             select * from unnest(${daily.map((d) => d.o.accountId)}::bigint[], ${daily.map((d) => d.o.brandId)}::int[],
                                  ${daily.map((d) => d.day)}::date[], ${daily.map((d) => d.o.engine)}::text[],
                                  ${daily.map((d) => d.o.region)}::text[], ${daily.map((d) => d.o.language)}::text[],
                                  ${daily.map((d) => d.responses)}::int[], ${daily.map((d) => d.mentions)}::int[],
                                  ${daily.map((d) => d.cited)}::int[], ${daily.map((d) => d.citations)}::int[],
-                                 ${daily.map((d) => d.entityMentions)}::int[], ${daily.map((d) => d.entityMentionsSq)}::int[])
+                                 ${daily.map((d) => d.entityMentions)}::int[], ${daily.map((d) => d.entityMentionsSq)}::int[],
+                                 ${daily.map((d) => d.entityObservations)}::int[])
             on conflict (account_id, brand_id, day, engine, region, language) do update set
               responses = observation_daily.responses + excluded.responses,
               entity_mentions = observation_daily.entity_mentions + excluded.entity_mentions,
               entity_mentions_sq = observation_daily.entity_mentions_sq + excluded.entity_mentions_sq,
+              entity_observations = observation_daily.entity_observations + excluded.entity_observations,
               brand_mentions = observation_daily.brand_mentions + excluded.brand_mentions,
               brand_cited = observation_daily.brand_cited + excluded.brand_cited,
               citations = observation_daily.citations + excluded.citations`
@@ -409,14 +438,15 @@ export const ObservationsRepoLive = Layer.effect(
         const { domain, domainEntity, prompt, promptEntity } = readRollups(rows)
         if (prompt.length > 0) {
           yield* sql`
-            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses, entity_mentions, entity_mentions_sq)
+            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses, entity_mentions, entity_mentions_sq, entity_observations)
             select * from unnest(${prompt.map((d) => d.o.accountId)}::bigint[], ${prompt.map((d) => d.o.brandId)}::int[],
                                  ${prompt.map((d) => d.day)}::date[], ${prompt.map((d) => d.o.promptId)}::uuid[],
                                  ${prompt.map((d) => d.responses)}::int[], ${prompt.map((d) => d.entityMentions)}::int[],
-                                 ${prompt.map((d) => d.entityMentionsSq)}::int[])
+                                 ${prompt.map((d) => d.entityMentionsSq)}::int[], ${prompt.map((d) => d.entityObservations)}::int[])
             on conflict (account_id, brand_id, day, prompt_id) do update set responses = prompt_daily.responses + excluded.responses,
               entity_mentions = prompt_daily.entity_mentions + excluded.entity_mentions,
-              entity_mentions_sq = prompt_daily.entity_mentions_sq + excluded.entity_mentions_sq`
+              entity_mentions_sq = prompt_daily.entity_mentions_sq + excluded.entity_mentions_sq,
+              entity_observations = prompt_daily.entity_observations + excluded.entity_observations`
         }
         if (promptEntity.length > 0) {
           yield* sql`
@@ -536,7 +566,15 @@ export const ObservationsRepoLive = Layer.effect(
       claimDue: (now, limit) =>
         sql`
           with due as (
-            select b.id from brands b where b.next_scan_at <= ${now} order by b.next_scan_at, b.id limit ${limit}
+            -- Brands beyond the plan's brand cap (after a downgrade) are not scanned: the account's oldest
+            -- brands (added_at, id) up to the cap are; the others stay due and are scanned once they fit.
+            select b.id from brands b
+            join accounts a on a.id = b.account_id
+            join plans p on p.id = a.plan_id
+            where b.next_scan_at <= ${now}
+              and (select count(*) from brands o
+                   where o.account_id = b.account_id and (o.added_at, o.id) < (b.added_at, b.id)) < p.max_brands
+            order by b.next_scan_at, b.id limit ${limit}
             for update of b skip locked
           )
           update brands b set next_scan_at = ${now}::timestamptz + make_interval(hours => p.scan_hours)
@@ -545,15 +583,15 @@ export const ObservationsRepoLive = Layer.effect(
           returning b.id::int as id, b.account_id::int as "accountId", b.slug`.pipe(decodeRows(DueBrand), Effect.orDie),
       recordFailures: (failures) =>
         failures.length === 0 ? Effect.void : sql`
-          insert into scan_failures (account_id, brand_id, prompt_id, engine, attempts, error, failed_at)
+          insert into scan_failures (account_id, brand_id, prompt_id, engine, attempts, error, failed_at, reason)
           select * from unnest(${failures.map((f) => f.accountId)}::bigint[], ${failures.map((f) => f.brandId)}::int[],
                                ${failures.map((f) => f.promptId)}::uuid[], ${failures.map((f) => f.engine)}::text[],
                                ${failures.map((f) => f.attempts)}::int[], ${failures.map((f) => f.error)}::text[],
-                               ${failures.map((f) => f.failedAt.toISOString())}::timestamptz[])`.pipe(Effect.asVoid, Effect.orDie),
+                               ${failures.map((f) => f.failedAt.toISOString())}::timestamptz[], ${failures.map((f) => f.reason)}::text[])`.pipe(Effect.asVoid, Effect.orDie),
       failures: (accountId, brandId) =>
         sql`
           select account_id::int as "accountId", brand_id::int as "brandId", prompt_id::text as "promptId", engine, attempts, error,
-                 failed_at as "failedAt"
+                 reason, failed_at as "failedAt"
           from scan_failures where account_id = ${accountId} and brand_id = ${brandId} order by id`.pipe(decodeRows(ScanFailure), Effect.orDie),
       scanTargets: (slug) =>
         sql`
@@ -569,17 +607,22 @@ export const ObservationsRepoLive = Layer.effect(
         ),
       recordEngineStatus: (accountId, brandId, statuses) =>
         statuses.length === 0 ? Effect.void : sql`
-          insert into scan_engine_status (account_id, brand_id, engine, scanned_at, observations, failures, last_error, tokens)
-          select ${accountId}, ${brandId}, * from unnest(${statuses.map((s) => s.engine)}::text[],
+          insert into scan_engine_status (account_id, brand_id, engine, scanned_at, observations, failures, last_error, tokens, failures_by_reason)
+          select ${accountId}, ${brandId}, s.engine, s.scanned_at, s.observations, s.failures, s.last_error, s.tokens, s.by_reason::jsonb
+          from unnest(${statuses.map((s) => s.engine)}::text[],
                  ${statuses.map((s) => s.scannedAt.toISOString())}::timestamptz[], ${statuses.map((s) => s.observations)}::int[],
-                 ${statuses.map((s) => s.failures)}::int[], ${statuses.map((s) => s.lastError)}::text[], ${statuses.map((s) => s.tokens)}::bigint[])
+                 ${statuses.map((s) => s.failures)}::int[], ${statuses.map((s) => s.lastError)}::text[], ${statuses.map((s) => s.tokens)}::bigint[],
+                 ${statuses.map((s) => JSON.stringify(s.failuresByReason))}::text[])
+            as s (engine, scanned_at, observations, failures, last_error, tokens, by_reason)
           on conflict (account_id, brand_id, engine) do update set scanned_at = excluded.scanned_at, observations = excluded.observations,
-            failures = excluded.failures, last_error = excluded.last_error, tokens = excluded.tokens`.pipe(Effect.asVoid, Effect.orDie),
+            failures = excluded.failures, last_error = excluded.last_error, tokens = excluded.tokens,
+            failures_by_reason = excluded.failures_by_reason`.pipe(Effect.asVoid, Effect.orDie),
       engineStatus: (accountId, brandId) =>
         sql`
-          select engine, scanned_at as "scannedAt", observations, failures, last_error as "lastError", tokens::float8 as tokens
+          select engine, scanned_at as "scannedAt", observations, failures, last_error as "lastError", tokens::float8 as tokens,
+                 failures_by_reason::text as "failuresByReason"
           from scan_engine_status where account_id = ${accountId} and brand_id = ${brandId} order by engine`.pipe(
-          decodeRows(EngineScanStatus),
+          decodeRows(EngineScanStatusRow),
           Effect.orDie
         )
     }

@@ -2,7 +2,7 @@ import { FetchHttpClient } from "@effect/platform"
 import { Config, Context, Duration, Effect, Either, Layer, Option, Schedule } from "effect"
 import { monthStart } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
-import { AnswerEngines, AnswerEnginesLive, type AnswerEngine, type EngineError } from "./Engines.js"
+import { AnswerEngines, AnswerEnginesLive, type AnswerEngine, type EngineError, type FailureReason, NON_ANSWER_REASONS } from "./Engines.js"
 import { Observations, type PromptObservation } from "./Observations.js"
 import { ObservationsRepo, type DueBrand, type ScanFailure } from "./Repo.js"
 
@@ -31,7 +31,10 @@ export interface ScannerSettings {
   readonly monthlyTokenBudget: number | null
   /** A Retry-After longer than this gives the call up instead of stalling the cycle. */
   readonly maxRetryWait: Duration.Duration
-  /** An engine that gave up this many calls in a row (or answered 401/403 once) is skipped for the rest of the brand's cycle. */
+  /**
+   * An engine that gave up this many calls in a row (or answered 401/403 or insufficient_quota once) is skipped
+   * for the rest of the brand's cycle; an answer it did not give (refused, blocked...) is not the provider failing.
+   */
   readonly skipAfterFailures: number
 }
 
@@ -83,6 +86,8 @@ export interface EngineReport {
   readonly failures: number
   /** The last failure's reason; null when every call succeeded. */
   readonly lastError: string | null
+  /** Failed calls per reason (refused, blocked, rate_limited...); empty when none failed. */
+  readonly failuresByReason: Readonly<Record<string, number>>
   readonly tokens: number
 }
 
@@ -111,6 +116,12 @@ export const makeProviderLimits = (permits: number): Effect.Effect<ProviderLimit
         return semaphore
       })
   })
+
+/** Why one call gave no observation. */
+interface Failed {
+  readonly message: string
+  readonly reason: FailureReason
+}
 
 /**
  * One call with retries: exponential backoff from retryBase, never sooner than the provider's
@@ -153,7 +164,14 @@ export const scanBrand = (
       const used = yield* repo.tokensInMonth(due.accountId, monthStart(at))
       if (used >= settings.monthlyTokenBudget) {
         const reason = `monthly token budget spent: ${used} of ${settings.monthlyTokenBudget} tokens this month; scans resume next month`
-        const reports = engines.map((engine): EngineReport => ({ engine: engine.slug, observations: 0, failures: 0, lastError: reason, tokens: 0 }))
+        const reports = engines.map((engine): EngineReport => ({
+          engine: engine.slug,
+          observations: 0,
+          failures: 0,
+          lastError: reason,
+          failuresByReason: {},
+          tokens: 0
+        }))
         yield* repo.recordEngineStatus(due.accountId, due.id, reports.map((r) => ({ ...r, scannedAt: at })))
         yield* Effect.logWarning(`scanner: brand ${due.slug}: ${reason}`)
         return { observations: 0, failures: 0, engines: reports, skipped: reason } satisfies BrandScanReport
@@ -181,18 +199,27 @@ export const scanBrand = (
             Effect.suspend(() => (state.skipped === null ? askWithRetry(engine, question(prompt), settings) : Effect.succeed(null)))
           )
           if (outcome === null) {
-            return { engine, prompt, sample, attempts: 0, result: Either.left(`skipped for this cycle: ${state.skipped}`) }
+            const skipped: Failed = { message: `skipped for this cycle: ${state.skipped}`, reason: "skipped" }
+            return { engine, prompt, sample, attempts: 0, result: Either.left(skipped) }
           }
           if (Either.isRight(outcome.result)) {
             state.failedInRow = 0
             return { engine, prompt, sample, attempts: outcome.attempts, result: Either.right(outcome.result.right) }
           }
           const error: EngineError = outcome.result.left
-          state.failedInRow++
-          if (state.skipped === null && (error.status === 401 || error.status === 403 || state.failedInRow >= settings.skipAfterFailures)) {
+          const reason: FailureReason = error.reason ?? "provider_error"
+          // A refused, blocked, incomplete or empty answer is that prompt's, not the provider failing.
+          if (NON_ANSWER_REASONS.has(reason)) {
+            state.failedInRow = 0
+          } else {
+            state.failedInRow++
+          }
+          const final = error.status === 401 || error.status === 403 || reason === "insufficient_quota"
+          if (state.skipped === null && (final || state.failedInRow >= settings.skipAfterFailures)) {
             state.skipped = error.message.slice(0, 300)
           }
-          return { engine, prompt, sample, attempts: outcome.attempts, result: Either.left(error.message) }
+          const failed: Failed = { message: error.message, reason }
+          return { engine, prompt, sample, attempts: outcome.attempts, result: Either.left(failed) }
         }),
       { concurrency: settings.concurrency }
     )
@@ -218,7 +245,8 @@ export const scanBrand = (
           promptId: prompt.id,
           engine: engine.slug,
           attempts,
-          error: result.left.slice(0, 1000),
+          error: result.left.message.slice(0, 1000),
+          reason: result.left.reason,
           failedAt: at
         })
       }
@@ -227,11 +255,14 @@ export const scanBrand = (
     for (const engine of engines) {
       const bucket = byEngine.get(engine.slug)!
       const stored = yield* observations.record(target, bucket.answers, "scan")
+      const failuresByReason: Record<string, number> = {}
+      for (const failure of bucket.failures) failuresByReason[failure.reason] = (failuresByReason[failure.reason] ?? 0) + 1
       reports.push({
         engine: engine.slug,
         observations: stored.inserted,
         failures: bucket.failures.length,
         lastError: bucket.failures.at(-1)?.error ?? null,
+        failuresByReason,
         tokens: bucket.tokens
       })
     }

@@ -117,19 +117,27 @@ export const scanCommand = (args: ReadonlyArray<string>) =>
     const perCall = samples ?? settings.samples
     yield* Console.log(`scan at ${at.toISOString()}: ${brands.length} brand(s), ${perCall} sample(s) per prompt and engine`)
     let failures = 0
+    const byReason: Record<string, number> = {}
     for (const brand of brands) {
       const report = yield* scanBrand(brand, at, { limits, onlyEngine, samples: perCall })
       failures += report.failures
+      for (const engine of report.engines) {
+        for (const [reason, n] of Object.entries(engine.failuresByReason)) byReason[reason] = (byReason[reason] ?? 0) + n
+      }
       yield* Console.log(
         `${brand.slug} (account ${brand.accountId}): ${report.observations} observation(s), ${report.failures} failure(s)` +
           (report.skipped === null ? "" : ` (not scanned: ${report.skipped})`)
       )
       for (const engine of report.engines) {
+        const reasons = Object.entries(engine.failuresByReason).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
         yield* Console.log(
-          `  ${engine.engine.padEnd(12)} ${String(engine.observations).padStart(5)} stored  ${String(engine.failures).padStart(4)} failed  ` +
+          `  ${engine.engine.padEnd(12)} ${String(engine.observations).padStart(5)} stored  ${String(engine.failures).padStart(4)} failed` +
+            `${reasons.length === 0 ? "" : ` (${reasons.map(([reason, n]) => `${reason} ${n}`).join(", ")})`}  ` +
             `${engine.tokens} tokens${engine.lastError === null ? "" : `  last error: ${engine.lastError}`}`
         )
       }
     }
+    const reasons = Object.entries(byReason).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    if (reasons.length > 0) yield* Console.log(`failures by reason: ${reasons.map(([reason, n]) => `${reason} ${n}`).join(", ")}`)
     return failures
   })

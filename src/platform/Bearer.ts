@@ -12,3 +12,6 @@ export const bearerToken = (authorization: string | undefined): string | undefin
 
 /** A key's bucket is named by a digest of the key: no secret is kept in Redis. (The bearer check reuses the digest.) */
 export const keyBucket = (token: string) => "key:" + sha256Hex(token).slice(0, 32)
+
+/** A dashboard session's bucket, named by a digest of its cookie as a key's is. */
+export const sessionBucket = (token: string) => "session:" + sha256Hex(token).slice(0, 32)

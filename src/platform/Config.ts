@@ -29,7 +29,35 @@ export interface AppConfigShape {
   readonly readySpoolMax: number
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: Option.Option<Redacted.Redacted>
+  /** Reads in flight at once in this process per API key and per dashboard session (0: no bound). */
+  readonly concurrentReads: ConcurrentReads
+  /** The longest a statement may run on the PostgreSQL server before it is cancelled, in ms (0: no limit). */
+  readonly statementTimeoutMs: number
+  /** In-process caches, each bounded by an approximate byte budget (docs/operations.md). */
+  readonly cacheBytes: CacheBudgets
 }
+
+/** Bounds on reads in flight at once (docs/security.md, "Bounds on a request's cost"). */
+export interface ConcurrentReads {
+  /** GET and HEAD of /api/public/v1 and POST /mcp, per API key. */
+  readonly perKey: number
+  /** GET and HEAD of /api/v1 (the dashboard and its twins of the public reads), per session. */
+  readonly perSession: number
+}
+
+export const CONCURRENT_READS_DEFAULTS: ConcurrentReads = { perKey: 4, perSession: 8 }
+
+export const STATEMENT_TIMEOUT_DEFAULT_MS = 30_000
+
+/** Approximate bytes each in-process cache may hold; past it, the cache starts over empty. */
+export interface CacheBudgets {
+  /** Each account's brands (BRAND_CACHE_BYTES). */
+  readonly brands: number
+  /** API keys by hash, unknown ones included (API_KEY_CACHE_BYTES). */
+  readonly apiKeys: number
+}
+
+export const CACHE_BYTES_DEFAULTS: CacheBudgets = { brands: 64 * 1024 * 1024, apiKeys: 16 * 1024 * 1024 }
 
 /** A token bucket: `limit` requests, refilled evenly over `windowSeconds`. limit 0 = no limit. */
 export interface RateLimitRule {
@@ -79,6 +107,12 @@ const rateLimitRule = (name: string, fallback: string) =>
 const optionalSecret = (name: string) =>
   Config.option(Config.redacted(name)).pipe(Config.map(Option.filter((value) => Redacted.value(value).trim() !== "")))
 
+const nonNegative = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `${name} must be 0 or more`, validation: (n) => n >= 0 })
+  )
+
 export const RATE_LIMIT_DEFAULTS = {
   // Generous by default: a busy integration or a test suite from one address must not trip them;
   // tighten per deployment through the environment.
@@ -122,7 +156,16 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   shutdownGraceMs: Config.integer("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000)),
   logRequests: Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
   readySpoolMax: Config.integer("READY_SPOOL_MAX").pipe(Config.withDefault(10_000)),
-  metricsToken: optionalSecret("METRICS_TOKEN")
+  metricsToken: optionalSecret("METRICS_TOKEN"),
+  concurrentReads: Config.all({
+    perKey: nonNegative("CONCURRENT_READS_PER_KEY", CONCURRENT_READS_DEFAULTS.perKey),
+    perSession: nonNegative("CONCURRENT_READS_PER_SESSION", CONCURRENT_READS_DEFAULTS.perSession)
+  }),
+  statementTimeoutMs: nonNegative("STATEMENT_TIMEOUT_MS", STATEMENT_TIMEOUT_DEFAULT_MS),
+  cacheBytes: Config.all({
+    brands: Config.integer("BRAND_CACHE_BYTES").pipe(Config.withDefault(CACHE_BYTES_DEFAULTS.brands)),
+    apiKeys: Config.integer("API_KEY_CACHE_BYTES").pipe(Config.withDefault(CACHE_BYTES_DEFAULTS.apiKeys))
+  })
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, appConfigFromEnv)
@@ -145,6 +188,10 @@ export const appConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
     logRequests: false,
     readySpoolMax: 10_000,
     metricsToken: Option.none(),
+    // Off in process (tests fire many reads at once with one key) unless a test sets them.
+    concurrentReads: { perKey: 0, perSession: 0 },
+    statementTimeoutMs: 0,
+    cacheBytes: CACHE_BYTES_DEFAULTS,
     ...overrides
   })
 
@@ -168,5 +215,9 @@ export const configSummary = (config: AppConfigShape): Record<string, unknown> =
   shutdown_grace_ms: config.shutdownGraceMs,
   log_requests: config.logRequests,
   ready_spool_max: config.readySpoolMax,
-  metrics_token: Option.isSome(config.metricsToken) ? "set (redacted)" : "unset"
+  metrics_token: Option.isSome(config.metricsToken) ? "set (redacted)" : "unset",
+  concurrent_reads: { per_key: config.concurrentReads.perKey, per_session: config.concurrentReads.perSession },
+  statement_timeout_ms: config.statementTimeoutMs,
+  brand_cache_bytes: config.cacheBytes.brands,
+  api_key_cache_bytes: config.cacheBytes.apiKeys
 })

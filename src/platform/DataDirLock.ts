@@ -13,6 +13,17 @@ const isAlive = (pid: number) => {
   }
 }
 
+/** The live process other than this one that holds the data directory, if any. */
+export const dataDirHolder = (dataDir: string): number | undefined => {
+  let holder: number
+  try {
+    holder = Number.parseInt(readFileSync(join(dataDir, "aiv.lock"), "utf8").trim(), 10)
+  } catch {
+    return undefined
+  }
+  return Number.isFinite(holder) && holder !== process.pid && isAlive(holder) ? holder : undefined
+}
+
 /**
  * PGlite has one session and no file locking of its own: two processes on one data
  * directory would corrupt it. A pid file taken for the life of the scope says so clearly.

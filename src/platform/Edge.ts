@@ -3,7 +3,7 @@ import type { HttpApp } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option, type SchemaAST } from "effect"
 import { csrfRefusal } from "./Csrf.js"
-import { isUnstorableText } from "./SqlErrors.js"
+import { isStatementTimeout, isUnstorableText } from "./SqlErrors.js"
 
 /**
  * The innermost part of the edge (src/platform/Middleware.ts wraps it): whatever a handler did
@@ -25,6 +25,9 @@ export const decodeErrorMessage = (error: HttpApiError.HttpApiDecodeError): stri
   const message = issue.message.length > MAX_MESSAGE ? issue.message.slice(0, MAX_MESSAGE) + "\u2026" : issue.message
   return `invalid ${name}: ${message}`
 }
+
+/** The 503 of a statement the database cancelled at the statement timeout. */
+export const TOOK_TOO_LONG = "the query took too long and was cancelled: try again later, or ask for less (a shorter range, fewer items)"
 
 const UNSTORABLE_TEXT = "invalid request: text with a NUL character or invalid UTF-8"
 
@@ -112,6 +115,9 @@ const isBodyDecodeDefect = (defect: unknown) =>
 const fromDefect = (cause: Cause.Cause<unknown>, defect: unknown) => {
   if (isBodyDecodeDefect(defect)) return Effect.succeed(jsonError(400, "invalid JSON body"))
   if (defect instanceof SqlError && isUnstorableText(defect.cause)) return Effect.succeed(jsonError(400, UNSTORABLE_TEXT))
+  if (defect instanceof SqlError && isStatementTimeout(defect.cause)) {
+    return Effect.as(Effect.logWarning("statement timeout", cause), jsonError(503, TOOK_TOO_LONG))
+  }
   if (defect instanceof SqlError) {
     return Effect.as(Effect.logError("database unavailable", cause), jsonError(503, "service unavailable"))
   }

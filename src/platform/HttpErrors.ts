@@ -50,7 +50,37 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", errorFi
 export const ConflictError = wire(Conflict, errorFields, 409, "The resource already exists")
 
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", errorFields) {}
-export const PayloadTooLargeError = wire(PayloadTooLarge, errorFields, 413, "The request carries too much")
+export const PayloadTooLargeError = wire(
+  PayloadTooLarge,
+  errorFields,
+  413,
+  "The request carries too much: a body over the server's cap (MAX_BODY_BYTES) on any route, or too many records"
+)
+
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", errorFields) {}
+export const UnsupportedMediaTypeError = wire(
+  UnsupportedMediaType,
+  errorFields,
+  415,
+  "The body is not JSON: a cookie-authenticated change takes application/json only (the CSRF guard)"
+)
+
+/** The body of the edge's 429 (RateLimiter.ts). */
+export const RATE_LIMITED = "rate limit exceeded"
+
+/**
+ * The edge's 429 (RateLimiter.ts), and that of a check an endpoint makes itself (the password change's
+ * sign-in buckets) with the same body. Its message is a literal, so that a client decoding a 429 tells it
+ * from the monthly cap's (QuotaExceeded, whose body has more fields).
+ */
+const rateLimitedFields = { error: Schema.Literal(RATE_LIMITED) }
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", rateLimitedFields) {}
+export const RateLimitedError = wire(
+  RateLimited,
+  rateLimitedFields,
+  429,
+  "Too many requests: a rate limit refused this one. Retry-After (and RateLimit-Reset, the same moment) says in how many seconds to retry"
+)
 
 const quotaFields = { error: Schema.String, monthly_used: Schema.Int, monthly_cap: Schema.Int }
 export class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", quotaFields) {}
@@ -60,7 +90,12 @@ export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImp
 export const NotImplementedError = wire(NotImplemented, errorFields, 501, "This endpoint is not built yet")
 
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", errorFields) {}
-export const ServiceUnavailableError = wire(ServiceUnavailable, errorFields, 503, "A dependency is unavailable")
+export const ServiceUnavailableError = wire(
+  ServiceUnavailable,
+  errorFields,
+  503,
+  "The database is unavailable, or the server is shutting down (then with Retry-After: 5 and Connection: close)"
+)
 
 /** Shorthands used by services: the message is the whole contract. */
 export const badRequest = (error: string) => new BadRequest({ error })
@@ -68,3 +103,4 @@ export const notFound = (error: string) => new NotFound({ error })
 export const forbidden = (error: string) => new Forbidden({ error })
 export const conflict = (error: string) => new Conflict({ error })
 export const unauthorized = (error: string) => new Unauthorized({ error })
+

@@ -101,7 +101,7 @@ export class MetricsRegistry {
     ingestCounter("aiv_ingest_records_accepted_total", "Crawler hits newly stored.", (s) => s.accepted)
     ingestCounter("aiv_ingest_records_skipped_total", "Records that were not AI-crawler requests.", (s) => s.skipped)
     ingestCounter("aiv_ingest_requests_total", "Ingestion requests answered 200 (and spool files replayed).", (s) => s.requests)
-    out.push("# HELP aiv_rate_limited_total Requests refused with 429 by a rate limit.")
+    out.push("# HELP aiv_rate_limited_total Requests refused with 429 by a rate limit or a bound on reads in flight.")
     out.push("# TYPE aiv_rate_limited_total counter")
     out.push(`aiv_rate_limited_total ${this.rateLimited}`)
     out.push("# HELP aiv_rate_limit_store_errors_total Rate-limit checks let through because Redis did not answer.")

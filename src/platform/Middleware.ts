@@ -1,11 +1,15 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Option, Tracer } from "effect"
-import { bearerToken, keyBucket } from "./Bearer.js"
+import { bearerToken, keyBucket, sessionBucket } from "./Bearer.js"
 import { capChunkedBody } from "./BodyCap.js"
 import { canonicalPath } from "./CanonicalPath.js"
 import { clientIp as clientIpOf } from "./ClientIp.js"
 import { AppConfig } from "./Config.js"
+import { canonicalEmail } from "./Email.js"
+import { SESSION_COOKIE_NAME } from "./Csrf.js"
 import { guardedApp } from "./Edge.js"
+import { headerRefusal } from "./HeaderCap.js"
+import { InFlight, tooManyInFlight } from "./InFlight.js"
 import { Lifecycle } from "./Lifecycle.js"
 import { metrics } from "./Metrics.js"
 import { type RateLimitCheck, type RateLimitDecision, rateLimitedResponse, rateLimitHeaders, RateLimiter } from "./RateLimiter.js"
@@ -52,6 +56,10 @@ const signInEmail = (text: string): unknown => {
 }
 
 const isPublicSurface = (path: string) => path.startsWith("/api/public/v1/") || path === "/mcp"
+/** A read of the public surface: GET or HEAD, and POST /mcp (its tools are the public reads). */
+const isPublicRead = (method: string, path: string) => method === "GET" || method === "HEAD" || path === "/mcp"
+/** A read of the cookie surface: the dashboard's GETs, the twins of the public reads among them. */
+const isDashboardRead = (method: string, path: string) => (method === "GET" || method === "HEAD") && path.startsWith("/api/v1/")
 const isSignIn = (method: string, path: string) =>
   method === "POST" && (path === "/api/v1/auth/login" || path === "/api/v1/auth/signup")
 
@@ -61,6 +69,13 @@ const DRAINING = HttpServerResponse.unsafeJson(
 )
 
 type Served = Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+
+/** The 429 of a read over its key's or session's bound, counted with the rate limits' refusals in /metrics. */
+const refuseInFlight = (limit: number, holder: "API key" | "session"): Served =>
+  Effect.sync(() => {
+    metrics.rateLimited++
+    return tooManyInFlight(limit, holder)
+  })
 
 /** The precomputed route's answer, else the router's; the route's name is caught for the log either way. */
 const precomputedOr = (
@@ -86,6 +101,8 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
       const requestLog = yield* RequestLog
       const precomputed = yield* PrecomputedRoutes
       const rules = limiter.rules
+      const { perKey: readsPerKey, perSession: readsPerSession } = config.concurrentReads
+      const inFlight = new InFlight()
       const log = config.logRequests
       const tooLarge = HttpServerResponse.unsafeJson(
         { error: `request body too large: at most ${config.maxBodyBytes} bytes` },
@@ -108,6 +125,13 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
           }
           const capture = captureRoute()
           let decision: RateLimitDecision | undefined
+          // The slot of InFlight this request holds, given back with its answer.
+          let held: string | undefined
+          const release = () => {
+            if (held === undefined) return
+            inFlight.release(held)
+            held = undefined
+          }
           let finished = false
           let overflowed = false
           const declared = request.headers["content-length"]
@@ -121,6 +145,7 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
             const response = overflowed ? tooLarge : answer
             finished = true
             lifecycle.end()
+            release()
             const headers: Record<string, string> = { "x-request-id": facts.requestId }
             for (const [name, value] of SECURITY_HEADERS) if (response.headers[name] === undefined) headers[name] = value
             if (decision !== undefined && response.headers["ratelimit-limit"] === undefined) {
@@ -156,16 +181,41 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
 
           const admit = (): Served => {
             if (lifecycle.draining) return Effect.succeed(DRAINING)
+            const oversized = headerRefusal(request)
+            if (oversized !== undefined) return Effect.succeed(oversized)
             // A declared length over the cap is refused here, unread (see BodyCap.ts).
             if (declared !== undefined && Number(declared) > config.maxBodyBytes) return Effect.succeed(tooLarge)
             // The router's own spelling of the path: `/API/v1/auth/login/` or `//mcp` meets the same limits.
             const path = canonicalPath(request.url)
             if (isPublicSurface(path)) {
               const checks: Array<RateLimitCheck> = [{ bucket: "ip:" + clientIp(request, config.trustProxy), rule: rules.apiIp }]
-              const token = rules.apiKey.limit > 0 ? bearerToken(request.headers["authorization"]) : undefined
-              if (token !== undefined) checks.push({ bucket: keyBucket(token), rule: rules.apiKey })
+              const boundReads = readsPerKey > 0 && isPublicRead(request.method, path)
+              const token = rules.apiKey.limit > 0 || boundReads ? bearerToken(request.headers["authorization"]) : undefined
+              if (token !== undefined) {
+                const bucket = keyBucket(token)
+                // Before any token is taken: a read refused here costs the key nothing.
+                if (boundReads) {
+                  if (!inFlight.tryTake(bucket, readsPerKey)) return refuseInFlight(readsPerKey, "API key")
+                  held = bucket
+                }
+                if (rules.apiKey.limit > 0) checks.push({ bucket, rule: rules.apiKey })
+              }
               const route = precomputed.size === 0 ? undefined : precomputed.get(routeKey(request.method, path))
               return limited(checks, route === undefined ? app : guardedApp(precomputedOr(route, routed, served, facts, capture), apiErrors))
+            }
+            if (isDashboardRead(request.method, path)) {
+              // The dashboard's reads meet the public reads' limits: the session stands for the key.
+              const checks: Array<RateLimitCheck> = [{ bucket: "dash-ip:" + clientIp(request, config.trustProxy), rule: rules.apiIp }]
+              const session = rules.apiKey.limit > 0 || readsPerSession > 0 ? request.cookies[SESSION_COOKIE_NAME] : undefined
+              if (session !== undefined && session !== "") {
+                const bucket = sessionBucket(session)
+                if (readsPerSession > 0) {
+                  if (!inFlight.tryTake(bucket, readsPerSession)) return refuseInFlight(readsPerSession, "session")
+                  held = bucket
+                }
+                if (rules.apiKey.limit > 0) checks.push({ bucket, rule: rules.apiKey })
+              }
+              return limited(checks, app)
             }
             if (!isSignIn(request.method, path)) return app
             const checks: Array<RateLimitCheck> = [{ bucket: "auth-ip:" + clientIp(request, config.trustProxy), rule: rules.authIp }]
@@ -174,9 +224,9 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
             // looked for (a body that is not JSON is refused 415 by the CSRF guard anyway).
             return Effect.flatMap(Effect.orElseSucceed(served.text, () => ""), (text) => {
               const email = signInEmail(text)
-              if (typeof email === "string" && email.trim() !== "") {
-                checks.push({ bucket: "auth-email:" + email.trim().toLowerCase().slice(0, 320), rule: rules.authEmail })
-              }
+              // The canonical form the account look-up uses too: every spelling of one address shares a bucket.
+              const key = typeof email === "string" ? canonicalEmail(email) : ""
+              if (key !== "") checks.push({ bucket: "auth-email:" + key.slice(0, 320), rule: rules.authEmail })
               return limited(checks, app)
             })
           }
@@ -202,6 +252,7 @@ export const edgeMiddleware = (apiErrors: ReadonlySet<string>) =>
                 if (!finished) {
                   finished = true
                   lifecycle.end()
+                  release()
                 }
               })
             )

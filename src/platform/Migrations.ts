@@ -16,7 +16,12 @@ const loader: Migrator.Loader = Effect.try({
       })
       .map(({ file, id, name }): Migrator.ResolvedMigration => {
         const text = readFileSync(`${migrationsDir}/${file}`, "utf8")
-        return [Number(id), name, Effect.succeed(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text).raw))]
+        return [
+          Number(id),
+          name,
+          // Migrations run in one transaction: no statement timeout for it (an index on a large table takes long).
+          Effect.succeed(Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.zipRight(sql.unsafe("set local statement_timeout = 0").raw, sql.unsafe(text).raw)))
+        ]
       })
       .sort((a, b) => a[0] - b[0]),
   catch: (cause) => new Migrator.MigrationError({ reason: "import-error", message: `Cannot read ${migrationsDir}`, cause })

@@ -1,6 +1,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { RedisClient } from "bun"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { RATE_LIMITED } from "./HttpErrors.js"
 import { AppConfig, type RateLimitRule, type RateLimitRules } from "./Config.js"
 import { metrics } from "./Metrics.js"
 
@@ -29,7 +30,7 @@ export interface RateLimitDecision {
   /** Of the bucket reported: the fullest-drained one, or the one that refused. */
   readonly limit: number
   readonly remaining: number
-  /** Seconds until that bucket is full again. */
+  /** Seconds until that bucket is full again; when refused, until it has a token again (= retryAfterSeconds). */
   readonly resetSeconds: number
   /** Seconds until a token is available (when refused); 0 when allowed. */
   readonly retryAfterSeconds: number
@@ -56,7 +57,7 @@ export interface RateLimiterShape {
 
 export class RateLimiter extends Context.Tag("RateLimiter")<RateLimiter, RateLimiterShape>() {}
 
-export const RATE_LIMITED = "rate limit exceeded"
+export { RATE_LIMITED }
 
 /** RateLimit-Limit / -Remaining / -Reset (and Retry-After when refused). */
 export const rateLimitHeaders = (decision: RateLimitDecision): Record<string, string> => {
@@ -99,12 +100,15 @@ export const decide = (checks: ReadonlyArray<RateLimitCheck>, tokens: ReadonlyAr
   const rule = checks[pick]!.rule
   const t = Math.max(0, tokens[pick]!)
   const rate = rateOf(rule)
+  const retryAfterSeconds = allowed ? 0 : Math.max(1, Math.ceil((1 - t) / rate / 1000))
   return {
     allowed,
     limit: rule.limit,
     remaining: Math.floor(t),
-    resetSeconds: Math.ceil((rule.limit - t) / rate / 1000),
-    retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil((1 - t) / rate / 1000))
+    // Refused, RateLimit-Reset names the moment Retry-After names (the IETF RateLimit header fields
+    // draft asks the two to agree on one response): the refusing bucket has room again then.
+    resetSeconds: allowed ? Math.ceil((rule.limit - t) / rate / 1000) : retryAfterSeconds,
+    retryAfterSeconds
   }
 }
 

@@ -8,7 +8,8 @@ import { Context, Duration, Effect, Layer, Option, Redacted, Schema, Stream } fr
 import { mkdirSync } from "node:fs"
 import * as Pg from "pg"
 import { AppConfig } from "./Config.js"
-import { acquireDataDirLock } from "./DataDirLock.js"
+import { acquireDataDirLock, dataDirHolder } from "./DataDirLock.js"
+import { channelPath, connectChannel, type EmbeddedSession, type Reply, serveChannel } from "./EmbeddedChannel.js"
 import { rows } from "./Rows.js"
 
 /**
@@ -213,7 +214,13 @@ const makeListener = (connect: () => Pg.Client) => {
   return { listen, relisten: () => lose(new Error("no longer heard through")) }
 }
 
-const serverLayer = (url: Redacted.Redacted) => {
+/**
+ * The server back end. `statementTimeoutMs` (0: none) is every connection's statement_timeout, sent at
+ * connect: PostgreSQL cancels a statement running (or waiting for a lock) longer, with SQLSTATE 57014,
+ * which the edge answers 503 "took too long" (src/platform/Edge.ts). Migrations lift it for their own
+ * transaction (src/platform/Migrations.ts).
+ */
+const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
   let current: Pg.Pool | undefined
   const instanceId = crypto.randomUUID()
   const client = PgClient.layerFromPool({
@@ -224,6 +231,7 @@ const serverLayer = (url: Redacted.Redacted) => {
           max: POOL_MAX,
           idleTimeoutMillis: 30_000,
           application_name: APPLICATION + instanceId,
+          ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
           types: pgTypes,
           Client: PreparingClient
         })
@@ -277,24 +285,10 @@ const serverLayer = (url: Redacted.Redacted) => {
  * keeps a transaction's statements together: while a transaction holds the connection,
  * other statements wait.
  */
-export const makePgliteClient = (db: PGlite) =>
+export const makePgliteClient = (db: PGlite, session?: EmbeddedSession) =>
   Effect.gen(function*() {
-    const lock = yield* Effect.makeSemaphore(1)
+    const { lock, run } = session ?? (yield* makeEmbeddedSession(db))
     const compiler = PgClient.makeCompiler()
-
-    const run = (sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") =>
-      Effect.tryPromise({
-        try: async () => {
-          if (params.length === 0 && rowMode === undefined) {
-            // No parameters: the simple protocol, which also runs multi-statement scripts (migrations).
-            const results = await db.exec(sql)
-            return (results[results.length - 1]?.rows ?? []) as ReadonlyArray<any>
-          }
-          const result = await db.query(sql, params as Array<unknown>, rowMode ? { rowMode } : undefined)
-          return result.rows as ReadonlyArray<any>
-        },
-        catch: (cause) => new SqlError({ cause, message: cause instanceof Error ? cause.message : "Failed to execute statement" })
-      })
 
     const makeConnection = (guard: <A>(effect: Effect.Effect<A, SqlError>) => Effect.Effect<A, SqlError>): Connection => {
       const execute = (
@@ -324,7 +318,27 @@ export const makePgliteClient = (db: PGlite) =>
     })
   })
 
-const embeddedLayer = (dataDir: string) =>
+/** The one session's statement runner and permit, shared by this process's client and the channel. */
+const makeEmbeddedSession = (db: PGlite) =>
+  Effect.gen(function*() {
+    const lock = yield* Effect.makeSemaphore(1)
+    const run = (sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") =>
+      Effect.tryPromise({
+        try: async () => {
+          if (params.length === 0 && rowMode === undefined) {
+            // No parameters: the simple protocol, which also runs multi-statement scripts (migrations).
+            const results = await db.exec(sql)
+            return (results[results.length - 1]?.rows ?? []) as ReadonlyArray<any>
+          }
+          const result = await db.query(sql, params as Array<unknown>, rowMode ? { rowMode } : undefined)
+          return result.rows as ReadonlyArray<any>
+        },
+        catch: (cause) => new SqlError({ cause, message: cause instanceof Error ? cause.message : "Failed to execute statement" })
+      })
+    return { db, lock, run } satisfies EmbeddedSession
+  })
+
+const openedLayer = (dataDir: string) =>
   Layer.scopedContext(
     Effect.gen(function*() {
       if (dataDir !== "memory://") {
@@ -338,7 +352,15 @@ const embeddedLayer = (dataDir: string) =>
         }),
         (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
       )
-      const client = yield* makePgliteClient(db)
+      const session = yield* makeEmbeddedSession(db)
+      const client = yield* makePgliteClient(db, session)
+      // Another process on this data directory (the CLI beside a server) goes through this one.
+      // Not listening (a socket path past the system's ~107 bytes, say) costs the CLI its way in, not the server.
+      if (dataDir !== "memory://") {
+        yield* serveChannel(dataDir, session).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`${error.message}: bun run cli cannot reach this database while this process runs`))
+        )
+      }
       const database: DatabaseShape = {
         kind: "pglite",
         ...sqlNotifyAndPing(client),
@@ -365,11 +387,96 @@ const embeddedLayer = (dataDir: string) =>
     })
   ).pipe(Layer.provide(Reactivity.layer))
 
+/**
+ * The embedded database of a data directory another live process holds, through that process's channel
+ * (EmbeddedChannel.ts): the same SqlClient, its statements run in the holder's session.
+ */
+const channelLayer = (dataDir: string, holder: number) =>
+  Layer.scopedContext(
+    Effect.gen(function*() {
+      const channel = yield* Effect.acquireRelease(
+        connectChannel(dataDir).pipe(
+          Effect.mapError((error) =>
+            new SqlError({
+              cause: error,
+              message: `The embedded database in ${dataDir} is held by process ${holder} (a running server?), ` +
+                `and its channel ${channelPath(dataDir)} does not answer. Stop that process, or set DATABASE_URL to use ` +
+                `a PostgreSQL server shared by both.`
+            })
+          )
+        ),
+        (channel) => Effect.sync(() => channel.close())
+      )
+      const rowsOf = (reply: Reply): ReadonlyArray<any> => ("rows" in reply ? reply.rows : [])
+      const makeConnection = (held: boolean): Connection => {
+        const run = (sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") =>
+          Effect.map(
+            channel.request(rowMode === undefined ? { op: "query", sql, params, held } : { op: "query", sql, params, rowMode, held }),
+            rowsOf
+          )
+        const execute = (
+          sql: string,
+          params: ReadonlyArray<unknown>,
+          transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+        ) => (transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params))
+        return {
+          execute,
+          executeRaw: (sql, params) => run(sql, params),
+          executeValues: (sql, params) => run(sql, params, "array"),
+          executeUnprepared: execute,
+          executeStream: (sql, params, transformRows) => Stream.fromIterableEffect(execute(sql, params, transformRows))
+        }
+      }
+      const transactionAcquirer = Effect.acquireRelease(
+        channel.request({ op: "begin" }),
+        () => Effect.ignore(channel.request({ op: "end" }))
+      ).pipe(Effect.as(makeConnection(true)))
+      const client = yield* SqlClient.make({
+        acquirer: Effect.succeed(makeConnection(false)),
+        transactionAcquirer,
+        compiler: PgClient.makeCompiler(),
+        spanAttributes: [["db.system.name", "postgresql"]]
+      })
+      const database: DatabaseShape = {
+        kind: "pglite",
+        ...sqlNotifyAndPing(client),
+        instanceId: `embedded-channel/${crypto.randomUUID()}`,
+        peers: () => Effect.succeed([]),
+        // A short-lived command's channel: it ends with the command, nothing to listen again on.
+        relisten: () => {},
+        listen: (name) =>
+          Stream.asyncPush<string | Listening, SqlError>((emit) =>
+            Effect.acquireRelease(
+              Effect.suspend(() => {
+                channel.onNotify(name, (payload) => emit.single(payload))
+                return Effect.tap(channel.request({ op: "listen", channel: name }), () => emit.single(Listening))
+              }),
+              () => {
+                channel.onNotify(name, undefined)
+                return Effect.ignore(channel.request({ op: "unlisten", channel: name }))
+              }
+            )
+          )
+      }
+      return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Database, database))
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
+
+/**
+ * The embedded database: opened here, or, when another live process holds the data directory (a
+ * server, and this is the CLI), reached through that process's channel.
+ */
+const embeddedLayer = (dataDir: string) =>
+  dataDir === "memory://" ? openedLayer(dataDir) : Layer.unwrapEffect(Effect.sync(() => {
+    const holder = dataDirHolder(dataDir)
+    return holder === undefined ? openedLayer(dataDir) : channelLayer(dataDir, holder)
+  }))
+
 /** SqlClient + Database from AppConfig: the server when DATABASE_URL is set, else embedded PGlite. */
 export const SqlLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
     Option.match(config.databaseUrl, {
-      onSome: (url) => serverLayer(url),
+      onSome: (url) => serverLayer(url, config.statementTimeoutMs),
       onNone: () => embeddedLayer(config.dataDir)
     })
   )
@@ -378,5 +485,5 @@ export const SqlLive = Layer.unwrapEffect(
 /** A fresh in-memory embedded database, for tests. */
 export const SqlMemory = embeddedLayer("memory://")
 
-/** A server database at this URL, for tests against PostgreSQL. */
-export const sqlServer = (url: string) => serverLayer(Redacted.make(url))
+/** A server database at this URL, for tests against PostgreSQL (a statement timeout in ms, 0 for none). */
+export const sqlServer = (url: string, statementTimeoutMs = 0) => serverLayer(Redacted.make(url), statementTimeoutMs)

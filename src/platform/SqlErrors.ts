@@ -8,3 +8,11 @@ export const isUniqueViolation = (cause: unknown): boolean =>
  */
 export const isUnstorableText = (cause: unknown): boolean =>
   typeof cause === "object" && cause !== null && "code" in cause && (cause.code === "22021" || cause.code === "22P05")
+
+/**
+ * A statement PostgreSQL cancelled (57014 query_canceled): on this service's connections, the statement
+ * timeout (STATEMENT_TIMEOUT_MS). Answered 503 "took too long", not 500: the request may work again
+ * when the database is less busy or asked for less.
+ */
+export const isStatementTimeout = (cause: unknown): boolean =>
+  typeof cause === "object" && cause !== null && "code" in cause && cause.code === "57014"

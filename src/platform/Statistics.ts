@@ -33,7 +33,8 @@ export const wilson = (k: number, n: number): Interval | null => {
   const denominator = 1 + z2 / n
   const center = (p + z2 / (2 * n)) / denominator
   const half = (Z95 / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))
-  return [center - half, center + half]
+  // Within [0, 1] by construction; the clamp only drops floating-point residue (-0 at p = 0).
+  return [Math.max(0, center - half), Math.min(1, center + half)]
 }
 
 /** A difference of two proportions with its interval and whether the interval excludes 0. */
@@ -79,6 +80,8 @@ export interface ShareSums {
   readonly sumAM: number
   /** Σ m_i² */
   readonly sumM2: number
+  /** Observations with m_i > 0 (that mention at least one entity): the n of the fallback when var is 0. */
+  readonly naming: number
 }
 
 /** Share of voice s = Σa / Σm with its variance; share is 0 when nothing is mentioned. */
@@ -86,24 +89,31 @@ export interface Share {
   readonly share: number
   /** The linearised variance; null when n < 2 or nothing was mentioned. */
   readonly variance: number | null
+  /** Observations that mention at least one entity. */
+  readonly naming: number
 }
 
 /** s and var = Σ (a_i − s·m_i)² / (n (n − 1) m̄²), expanded over the sums. */
 export const shareOfVoice = (sums: ShareSums): Share => {
-  const { n, sumA, sumM } = sums
-  if (sumM <= 0) return { share: 0, variance: null }
+  const { n, naming, sumA, sumM } = sums
+  if (sumM <= 0) return { share: 0, variance: null, naming }
   const s = sumA / sumM
-  if (n < 2) return { share: s, variance: null }
+  if (n < 2) return { share: s, variance: null, naming }
   const meanM = sumM / n
   const squares = sums.sumA2 - 2 * s * sums.sumAM + s * s * sums.sumM2
-  // The expansion can leave a tiny negative residue where the exact sum is 0.
-  const variance = Math.max(0, squares) / (n * (n - 1) * meanM * meanM)
-  return { share: s, variance }
+  // The expansion can leave a tiny residue (either sign) where the exact sum is 0.
+  const variance = squares <= 1e-12 * Math.max(1, sums.sumM2) ? 0 : squares / (n * (n - 1) * meanM * meanM)
+  return { share: s, variance, naming }
 }
 
-/** `[max(0, s − z·sd), min(1, s + z·sd)]`, unrounded; null when the variance is undefined. */
+/**
+ * `[max(0, s − z·sd), min(1, s + z·sd)]`, unrounded; null when the variance is undefined. When the
+ * variance is 0 (s is 0 or 1 with entities mentioned) that would be a point: the interval is then the
+ * Wilson interval of s over the observations that mention at least one entity (null when there are none).
+ */
 export const shareInterval = (share: Share): Interval | null => {
   if (share.variance === null) return null
+  if (share.variance === 0) return share.naming > 0 ? wilson(share.share * share.naming, share.naming) : null
   const half = Z95 * Math.sqrt(share.variance)
   return [Math.max(0, share.share - half), Math.min(1, share.share + half)]
 }
@@ -125,12 +135,14 @@ export const shareSumsOf = (observations: ReadonlyArray<{ readonly mentioned: bo
   let sumM = 0
   let sumAM = 0
   let sumM2 = 0
+  let naming = 0
   for (const o of observations) {
     const a = o.mentioned ? 1 : 0
     sumA += a
     sumM += o.entities
     sumAM += a * o.entities
     sumM2 += o.entities * o.entities
+    if (o.entities > 0) naming++
   }
-  return { n: observations.length, sumA, sumM, sumA2: sumA, sumAM, sumM2 }
+  return { n: observations.length, sumA, sumM, sumA2: sumA, sumAM, sumM2, naming }
 }

@@ -46,6 +46,7 @@ export const CatalogResponse = Schema.Struct({
 }).annotations({ identifier: "CatalogResponse" })
 
 export class CatalogGroup extends HttpApiGroup.make("catalog")
+  .annotate(OpenApi.Description, "The catalog of AI agents with their verification methods")
   .add(
     HttpApiEndpoint.get("list", "/catalog")
       .addSuccess(CatalogResponse)

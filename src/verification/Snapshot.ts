@@ -37,7 +37,9 @@ export const ManifestSchema = Schema.Struct({
     operator: Schema.String,
     source_url: Schema.String,
     agents: Schema.Array(Schema.String),
-    note: Schema.optional(Schema.String)
+    note: Schema.optional(Schema.String),
+    /** A file the main mirror lacks, read from another public mirror of the operator's file. */
+    read_from: Schema.optional(Schema.Struct({ repo: Schema.String, commit: Schema.String }))
   }))
 })
 export type Manifest = typeof ManifestSchema.Type
@@ -52,10 +54,13 @@ let bundled: RangeSnapshot | undefined
 export const bundledSnapshot = (): RangeSnapshot => {
   if (bundled !== undefined) return bundled
   const manifest = readManifest()
+  const others = manifest.files.flatMap((f) =>
+    f.read_from === undefined ? [] : [`; ${f.file} from github.com/${f.read_from.repo} at ${f.read_from.commit}`]
+  )
   bundled = {
     date: manifest.snapshot_date,
-    read_from: `github.com/${manifest.read_from.repo} ${manifest.read_from.path} at ${manifest.read_from.commit}`,
-    files: manifest.files.map((f) => ({ ...f, prefixes: prefixesIn(readFileSync(join(RANGES_DIR, f.file), "utf8")) }))
+    read_from: `github.com/${manifest.read_from.repo} ${manifest.read_from.path} at ${manifest.read_from.commit}${others.join("")}`,
+    files: manifest.files.map(({ read_from: _, ...f }) => ({ ...f, prefixes: prefixesIn(readFileSync(join(RANGES_DIR, f.file), "utf8")) }))
   }
   return bundled
 }

@@ -174,12 +174,54 @@ export type SignatureCheck =
   | { readonly valid: true; readonly label: string; readonly kid: string }
   | { readonly valid: false; readonly reason: string }
 
+/** The longest validity window (`expires - created`) a Web Bot Auth signature may declare, in seconds. */
+export const MAX_VALIDITY_SECONDS = 24 * 60 * 60
+
+/** How far a signature's `created` may be ahead of the hit, and its `expires` behind it (clock skew), in seconds. */
+const SKEW_SECONDS = 60
+
 /**
- * Verifies the request's signatures against `keys` at time `nowSec` (Unix seconds): one valid
- * Ed25519 signature whose keyid is in the directory, created no later than a minute after `nowSec`
- * and not expired before it, is enough.
+ * Why a signature is not a Web Bot Auth one (draft-meunier-web-bot-auth-architecture over RFC 9421),
+ * or null when it is: `tag="web-bot-auth"`, a `keyid`, integer `created` and `expires` with expires
+ * after created and at most MAX_VALIDITY_SECONDS later, and `@authority` covered, with `signature-agent`
+ * too when the request carries that header. A signature covering nothing would vouch for any request.
  */
-export const verifyRequest = (request: SignedRequest, keys: ReadonlyArray<DirectoryKey>, nowSec: number): SignatureCheck => {
+export const webBotAuthProfileFailure = (request: SignedRequest, member: Member): string | null => {
+  const { tag, keyid, created, expires } = member.params
+  if (tag !== "web-bot-auth") return "tag is not \"web-bot-auth\""
+  if (typeof keyid !== "string" || keyid === "") return "no keyid"
+  if (typeof created !== "number" || !Number.isSafeInteger(created)) return "no created"
+  if (typeof expires !== "number" || !Number.isSafeInteger(expires)) return "no expires"
+  if (expires <= created) return "expires is not after created"
+  if (expires - created > MAX_VALIDITY_SECONDS) return `validity window over ${MAX_VALIDITY_SECONDS} seconds`
+  const covered = new Set(member.components.map((c) => c.name))
+  if (!covered.has("@authority")) return "@authority is not covered"
+  if (request.headers["signature-agent"] !== undefined && !covered.has("signature-agent")) return "signature-agent is not covered"
+  return null
+}
+
+/**
+ * Verifies one RFC 9421 signature (Ed25519) at `nowSec` (Unix seconds): its keyid in `keys`, created
+ * no later than a minute after `nowSec`, not expired more than a minute before it, the base built
+ * from the request, the signature matching. Any profile's own rules come on top (verifyRequest).
+ */
+export const verifySignature = (request: SignedRequest, keys: ReadonlyArray<DirectoryKey>, nowSec: number): SignatureCheck =>
+  check(request, keys, nowSec, () => null)
+
+/**
+ * Verifies the request's Web Bot Auth signatures against `keys` at time `nowSec` (Unix seconds): one
+ * signature that meets the Web Bot Auth profile (webBotAuthProfileFailure) and verifies
+ * (verifySignature) is enough.
+ */
+export const verifyRequest = (request: SignedRequest, keys: ReadonlyArray<DirectoryKey>, nowSec: number): SignatureCheck =>
+  check(request, keys, nowSec, webBotAuthProfileFailure)
+
+const check = (
+  request: SignedRequest,
+  keys: ReadonlyArray<DirectoryKey>,
+  nowSec: number,
+  profileFailure: (request: SignedRequest, member: Member) => string | null
+): SignatureCheck => {
   const inputs = parseSignatureInput(request.signatureInput)
   const signatures = parseSignatures(request.signature)
   let reason = "no signature"
@@ -191,13 +233,18 @@ export const verifyRequest = (request: SignedRequest, keys: ReadonlyArray<Direct
       reason = `algorithm ${String(alg)} not supported`
       continue
     }
+    const failure = profileFailure(request, member)
+    if (failure !== null) {
+      reason = `not a Web Bot Auth signature: ${failure}`
+      continue
+    }
     const created = member.params.created
     const expires = member.params.expires
-    if (typeof created === "number" && created > nowSec + 60) {
+    if (typeof created === "number" && created > nowSec + SKEW_SECONDS) {
       reason = "created in the future"
       continue
     }
-    if (typeof expires === "number" && expires < nowSec - 60) {
+    if (typeof expires === "number" && expires < nowSec - SKEW_SECONDS) {
       reason = "expired"
       continue
     }

@@ -43,7 +43,8 @@ export const rangesUpdate = (args: ReadonlyArray<string>) =>
     const current = bundledSnapshot()
     const files: Array<RangeFile> = []
     let refreshed = 0
-    for (const entry of manifest.files) {
+    // Where the bundled copy was mirrored from says nothing of a refreshed file.
+    for (const { read_from: _, ...entry } of manifest.files) {
       const text = yield* Effect.either(folder === null ? fetchText(entry.source_url) : readText(join(folder, entry.file)))
       const prefixes = text._tag === "Right" ? prefixesIn(text.right) : []
       if (prefixes.length === 0) {

@@ -17,8 +17,13 @@ import { CitationsDescriptions, IndustryDescriptions, VisibilityDescriptions } f
 // ---------------------------------------------------------------------------
 
 /** A 95% interval `[low, high]` (docs/visibility.md, "Intervals"); null when its sample is too small. */
+/** What every interval means, in the words users read (docs/visibility.md, "Intervals"). */
+export const INTERVAL_MEANING =
+  "[low, high]: how far the figure moves from one asking to the next on the same monitored prompts and engines " +
+  "(the engines' answer-to-answer variation), 95% of the time; it says nothing about how other prompts would fare. " +
+  "Intervals near 0 or 1 are lopsided: quote both ends, not a ± half-width."
 const Ci95 = (description: string) =>
-  Schema.NullOr(Schema.Tuple(Schema.Number, Schema.Number)).annotations({ description })
+  Schema.NullOr(Schema.Tuple(Schema.Number, Schema.Number)).annotations({ description: `${description}. ${INTERVAL_MEANING}` })
 const Significant = Schema.Boolean.annotations({
   description: "true when the 95% interval of the delta excludes 0 (a change beyond sampling noise); false when it has none"
 })
@@ -66,7 +71,8 @@ export const IndustryRankingRow = Schema.Struct({
   domain: Str("The entity's domain"),
   sentiment: SentimentShares,
   share_ci95: Ci95(
-    "95% interval of share (linearised ratio estimator over the population's observations), 4 decimals; " +
+    "95% interval of share (linearised ratio estimator over the population's observations; when its variance is 0, " +
+      "the Wilson interval over the observations naming at least one entity), 4 decimals; " +
       "null with fewer than 2 observations or no mention at all"
   ),
   delta_ci95: Ci95("95% interval of delta (delta ± 1.959964·sqrt(var + var_previous)), 4 decimals; null when either share has none"),
@@ -352,7 +358,7 @@ export const IndustryMetricsResponse = Schema.Struct({
     mention_rate_ci95: Ci95("Wilson 95% interval of mention_rate, 4 decimals; null when n = 0")
   }).annotations({ description: "The brand's own totals over the range" }),
   tracked_competitors: Schema.Array(Schema.String).annotations({ description: "Names of the brand's competitors" }),
-  methodology: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+  methodology: Schema.Record({ key: Schema.String, value: Schema.String }).annotations({
     description: "How the figures are computed: figure or setting name to its definition or value"
   })
 }).annotations({ identifier: "IndustryMetricsResponse" })
@@ -459,6 +465,7 @@ export const IndustryRankingResponse = Schema.Struct({
 // ---------------------------------------------------------------------------
 
 export class VisibilityGroup extends HttpApiGroup.make("visibility")
+  .annotate(OpenApi.Description, "How answer engines talk about each brand: snapshots, mentions, prompts, portfolio, model, topics")
   .add(
     HttpApiEndpoint.get("snapshots", "/brands/:slug/snapshots")
       .setPath(SlugPath)
@@ -512,6 +519,7 @@ export class VisibilityGroup extends HttpApiGroup.make("visibility")
 {}
 
 export class CitationsGroup extends HttpApiGroup.make("citations")
+  .annotate(OpenApi.Description, "The sources answer engines cite, and the fan-out queries behind them")
   .add(
     HttpApiEndpoint.get("citations", "/citations")
       .setUrlParams(CitationsUrlParams)
@@ -532,6 +540,7 @@ export class CitationsGroup extends HttpApiGroup.make("citations")
 {}
 
 export class IndustryGroup extends HttpApiGroup.make("industry")
+  .annotate(OpenApi.Description, "The brand against its competitors: metrics, their citations and prompts, gaps, ranking")
   .add(
     HttpApiEndpoint.get("metrics", "/industry/metrics")
       .setUrlParams(IndustryMetricsUrlParams)

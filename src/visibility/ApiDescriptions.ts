@@ -16,7 +16,9 @@ const RANGE = "range = 7d, 30d or 90d: the last N days up to and including today
 const INTERVALS =
   " Rates and shares are measured on a sample of AI answers: where the answer carries a sample size (`n`), a 95% " +
   "interval (`*_ci95`) or `significant`, quote the interval for small samples and call a change real " +
-  "only when `significant` is true."
+  "only when `significant` is true. An interval `[low, high]` says how much the figure moves from one asking to " +
+  "the next on the monitored prompts and engines (the engines' answer-to-answer variation), not how other prompts " +
+  "would fare; quote both ends (e.g. 71.2 (68.9-73.4)), never a symmetric ±, since intervals near 0 or 100 are lopsided."
 
 export const VisibilityDescriptions = {
   snapshots:

@@ -112,7 +112,10 @@ export const PopulationTotals = Schema.Struct({
   entityMentions: Schema.Number,
   entityMentionsSq: Schema.Number,
   prevEntityMentions: Schema.Number,
-  prevEntityMentionsSq: Schema.Number
+  prevEntityMentionsSq: Schema.Number,
+  /** Observations that mention at least one entity, range / previous period (migrations/0024). */
+  entityObservations: Schema.Number,
+  prevEntityObservations: Schema.Number
 })
 export type PopulationTotals = typeof PopulationTotals.Type
 
@@ -122,7 +125,9 @@ export const NO_POPULATION: PopulationTotals = {
   entityMentions: 0,
   entityMentionsSq: 0,
   prevEntityMentions: 0,
-  prevEntityMentionsSq: 0
+  prevEntityMentionsSq: 0,
+  entityObservations: 0,
+  prevEntityObservations: 0
 }
 
 export const DomainTotals = Schema.Struct({ domain: Schema.String, bucket: Schema.String, citations: Schema.Number })
@@ -477,7 +482,9 @@ export const VisibilityRepoLive = Layer.effect(
                    coalesce(sum(entity_mentions) filter (where day >= ${p.from}::date), 0)::int as "entityMentions",
                    coalesce(sum(entity_mentions_sq) filter (where day >= ${p.from}::date), 0)::int as "entityMentionsSq",
                    coalesce(sum(entity_mentions) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentions",
-                   coalesce(sum(entity_mentions_sq) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentionsSq"
+                   coalesce(sum(entity_mentions_sq) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
+                   coalesce(sum(entity_observations) filter (where day >= ${p.from}::date), 0)::int as "entityObservations",
+                   coalesce(sum(entity_observations) filter (where day < ${p.from}::date), 0)::int as "prevEntityObservations"
             from observation_daily
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${p.prevFrom}::date and ${p.to}::date
               and ${scoped(scope)}`.pipe(firstRow(PopulationTotals))
@@ -508,7 +515,9 @@ export const VisibilityRepoLive = Layer.effect(
                    coalesce(sum(r.entity_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentions",
                    coalesce(sum(r.entity_mentions_sq) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentionsSq",
                    coalesce(sum(r.entity_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentions",
-                   coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq"
+                   coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
+                   coalesce(sum(r.entity_observations) filter (where r.day >= ${p.from}::date), 0)::int as "entityObservations",
+                   coalesce(sum(r.entity_observations) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityObservations"
             from prompt_daily r
             join prompts p on p.id = r.prompt_id and p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic}
             where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day between ${p.prevFrom}::date and ${p.to}::date`.pipe(firstRow(PopulationTotals))

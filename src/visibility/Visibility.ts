@@ -180,13 +180,14 @@ const BRAND_NOT_FOUND = notFound("brand not found")
 const COMPETITOR_NOT_FOUND = notFound("competitor not found")
 
 /** The sums of one entity's share of voice over n observations (a_i is 0 or 1, so Σa² = Σa). */
-const shareSums = (n: number, sumA: number, sumM: number, sumAM: number, sumM2: number): ShareSums => ({
+const shareSums = (n: number, sumA: number, sumM: number, sumAM: number, sumM2: number, naming: number): ShareSums => ({
   n,
   sumA,
   sumM,
   sumA2: sumA,
   sumAM,
-  sumM2
+  sumM2,
+  naming
 })
 
 /** A Wilson interval of k/n rounded to 4 decimals (rates on 0..1); null when n = 0. */
@@ -212,9 +213,18 @@ const rankingRows = (
       const t = byId.get(e.id)
       const mentions = t?.mentions ?? 0
       // Σm is the share's own denominator (the listed entities' mentions), the other sums per observation.
-      const current = shareOfVoice(shareSums(population.responses, mentions, total, t?.coMentions ?? 0, population.entityMentionsSq))
+      const current = shareOfVoice(
+        shareSums(population.responses, mentions, total, t?.coMentions ?? 0, population.entityMentionsSq, population.entityObservations)
+      )
       const previous = shareOfVoice(
-        shareSums(population.prevResponses, t?.prevMentions ?? 0, prevTotal, t?.prevCoMentions ?? 0, population.prevEntityMentionsSq)
+        shareSums(
+          population.prevResponses,
+          t?.prevMentions ?? 0,
+          prevTotal,
+          t?.prevCoMentions ?? 0,
+          population.prevEntityMentionsSq,
+          population.prevEntityObservations
+        )
       )
       const change = shareDelta(current, previous)
       return {

@@ -58,6 +58,7 @@ const accountTwin = <Name extends string>(name: Name, publicPath: string) =>
     .annotate(OpenApi.Summary, `GET /api/public/v1${publicPath.replace(":name", "{name}")} for the signed-in account`)
 
 export class TwinsGroup extends HttpApiGroup.make("twins")
+  .annotate(OpenApi.Description, "The public reads for the signed-in account, with the session cookie instead of an API key")
   .add(twin("agents", "agents", "/brands/{slug}/agents").setUrlParams(AgentsUrlParams).addSuccess(AgentsResponse))
   .add(twin("agentsPages", "agents/pages", "/brands/{slug}/agents/pages").setUrlParams(AgentPagesUrlParams).addSuccess(AgentPagesResponse))
   .add(

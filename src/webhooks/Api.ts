@@ -82,7 +82,13 @@ export const EventLogEntry = Schema.Struct({
   id: Schema.String,
   type: Schema.String,
   created_at: DateTime,
-  data: Schema.Unknown
+  // Any JSON (the event's own data); written out so that the documents carry no `$id` of Schema.Unknown.
+  data: Schema.Unknown.annotations({
+    jsonSchema: {
+      type: ["object", "array", "string", "number", "boolean", "null"],
+      description: "The event's data, as its deliveries carry it (null when it has none)"
+    }
+  })
 })
 export const EventLog = Schema.Struct({ events: Schema.Array(EventLogEntry), count: Schema.Int })
 
@@ -109,20 +115,24 @@ export const WebhookIdPath = Schema.Struct({ id: Uuid })
 export const DeliveryPath = Schema.Struct({ id: Uuid, delivery_id: Uuid })
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .annotate(OpenApi.Description, "Webhook endpoints, their deliveries, and the event log")
   .add(
     HttpApiEndpoint.post("create", "/me/webhooks")
       .setPayload(CreateWebhookPayload)
       .addSuccess(CreatedWebhook, { status: 201 })
+      .annotate(OpenApi.Summary, "Create a webhook endpoint (its secret is shown once)")
       .annotate(OpenApi.Description, "At most WEBHOOK_MAX_ENDPOINTS endpoints per account (default 20); beyond, 403")
   )
-  .add(HttpApiEndpoint.get("list", "/me/webhooks").addSuccess(WebhookList))
+  .add(HttpApiEndpoint.get("list", "/me/webhooks").addSuccess(WebhookList).annotate(OpenApi.Summary, "The account's webhook endpoints"))
   .add(
     HttpApiEndpoint.patch("update", "/me/webhooks/:id")
       .setPath(WebhookIdPath)
       .setPayload(PatchWebhookPayload)
       .addSuccess(WebhookEndpoint)
+      .annotate(OpenApi.Summary, "Change a webhook endpoint")
   )
-  .add(HttpApiEndpoint.del("remove", "/me/webhooks/:id").setPath(WebhookIdPath).addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.del("remove", "/me/webhooks/:id").setPath(WebhookIdPath).addSuccess(HttpApiSchema.NoContent)
+      .annotate(OpenApi.Summary, "Delete a webhook endpoint"))
   .add(
     HttpApiEndpoint.post("test", "/me/webhooks/:id/test")
       .setPath(WebhookIdPath)
@@ -131,15 +141,19 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       .annotate(OpenApi.Summary, "Send a ping event")
       .annotate(OpenApi.Description, "At most WEBHOOK_TEST_LIMIT pings per account (default 10 a minute); beyond, 429 with Retry-After")
   )
-  .add(HttpApiEndpoint.post("rotate", "/me/webhooks/:id/rotate-secret").setPath(WebhookIdPath).addSuccess(RotatedSecret))
-  .add(HttpApiEndpoint.get("deliveries", "/me/webhooks/:id/deliveries").setPath(WebhookIdPath).addSuccess(DeliveryList))
+  .add(HttpApiEndpoint.post("rotate", "/me/webhooks/:id/rotate-secret").setPath(WebhookIdPath).addSuccess(RotatedSecret)
+      .annotate(OpenApi.Summary, "Rotate a webhook endpoint's signing secret"))
+  .add(HttpApiEndpoint.get("deliveries", "/me/webhooks/:id/deliveries").setPath(WebhookIdPath).addSuccess(DeliveryList)
+      .annotate(OpenApi.Summary, "A webhook endpoint's recent deliveries"))
   .add(
     HttpApiEndpoint.post("retry", "/me/webhooks/:id/deliveries/:delivery_id/retry")
       .setPath(DeliveryPath)
       .addSuccess(HttpApiSchema.Empty(202))
+      .annotate(OpenApi.Summary, "Deliver a failed delivery again")
   )
-  .add(HttpApiEndpoint.get("events", "/me/webhook-events").addSuccess(EventLog))
-  .add(HttpApiEndpoint.get("ingestion", "/me/brands/:slug/ingestion").setPath(SlugPath).addSuccess(IngestionHealth))
+  .add(HttpApiEndpoint.get("events", "/me/webhook-events").addSuccess(EventLog).annotate(OpenApi.Summary, "The account's event log"))
+  .add(HttpApiEndpoint.get("ingestion", "/me/brands/:slug/ingestion").setPath(SlugPath).addSuccess(IngestionHealth)
+      .annotate(OpenApi.Summary, "The brand's ingestion health"))
   .addError(BadRequestError)
   .addError(NotFoundError)
   .addError(ForbiddenError)

@@ -12,10 +12,11 @@ import {
 
 /** What the fake observations repository reads of the shared in-memory store. */
 export interface ObservationsStoreView {
-  readonly brands: ReadonlyArray<{ id: number; accountId: number; slug: string; nextScanAt: Date }>
+  readonly brands: ReadonlyArray<{ id: number; accountId: number; slug: string; nextScanAt: Date; addedAt: Date }>
   readonly competitors: ReadonlyArray<EntityRow & { accountId: number; brandId: number; createdAt: Date }>
   readonly prompts: ReadonlyArray<PromptRef & { accountId: number; brandId: number; createdAt: Date }>
   readonly scanHours: (accountId: number) => number
+  readonly maxBrands: (accountId: number) => number
   readonly emailOf: (accountId: number) => string
 }
 
@@ -69,8 +70,14 @@ export const makeFakeObservationsRepo = (view: ObservationsStoreView) => {
       ),
     claimDue: (now, limit) =>
       Effect.sync(() => {
+        // The account's oldest brands up to its plan's cap are scanned, never the others.
+        const withinCap = (brand: (typeof view.brands)[number]) =>
+          view.brands.filter((o) =>
+            o.accountId === brand.accountId &&
+            (o.addedAt.getTime() < brand.addedAt.getTime() || (o.addedAt.getTime() === brand.addedAt.getTime() && o.id < brand.id))
+          ).length < view.maxBrands(brand.accountId)
         const due = view.brands
-          .filter((b) => b.nextScanAt <= now)
+          .filter((b) => b.nextScanAt <= now && withinCap(b))
           .sort((a, b) => a.nextScanAt.getTime() - b.nextScanAt.getTime() || a.id - b.id)
           .slice(0, limit)
         const claimed: Array<DueBrand> = []

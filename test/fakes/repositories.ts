@@ -3,6 +3,7 @@ import { ApiKeysRepo, type ApiKeyRow } from "../../src/accounts/KeysRepo.js"
 import { isPlanId, type Plan, type PlanId } from "../../src/accounts/Plans.js"
 import { AccountsRepo, EmailTaken } from "../../src/accounts/Repo.js"
 import { BrandsRepo, type BrandRow, type CompetitorRow, NameTaken, type PromptRow, SlugTaken } from "../../src/brands/Repo.js"
+import { canonicalEmail } from "../../src/platform/Email.js"
 import { Database, Listening } from "../../src/platform/Sql.js"
 import { makeFakeAgentsRepo } from "./agents.js"
 import { makeFakeIngestionRepos } from "./ingestion.js"
@@ -57,7 +58,7 @@ export const makeFakeRepositories = () => {
   const accounts = Layer.succeed(AccountsRepo, {
     createAccountWithUser: (input) =>
       Effect.suspend(() => {
-        if (store.users.some((u) => u.email.toLowerCase() === input.email.toLowerCase())) {
+        if (store.users.some((u) => canonicalEmail(u.email) === canonicalEmail(input.email))) {
           return Effect.fail(new EmailTaken())
         }
         const account = { id: id(), name: input.accountName, planId: "free" }
@@ -69,10 +70,40 @@ export const makeFakeRepositories = () => {
     findUserByEmail: (email) =>
       Effect.sync(() =>
         Option.map(
-          Option.fromNullable(store.users.find((u) => u.email.toLowerCase() === email.toLowerCase())),
+          Option.fromNullable(store.users.find((u) => canonicalEmail(u.email) === canonicalEmail(email))),
           (u) => ({ userId: u.id, accountId: u.accountId, email: u.email, passwordHash: u.passwordHash })
         )
       ),
+    findUser: (userId) =>
+      Effect.sync(() =>
+        Option.map(
+          Option.fromNullable(store.users.find((u) => u.id === userId)),
+          (u) => ({ userId: u.id, accountId: u.accountId, email: u.email, passwordHash: u.passwordHash })
+        )
+      ),
+    changePassword: (input) =>
+      Effect.sync(() => {
+        const user = store.users.find((u) => u.id === input.userId)
+        if (user) user.passwordHash = input.passwordHash
+        for (const [hash, session] of store.sessions) if (session.userId === input.userId) store.sessions.delete(hash)
+        store.sessions.set(input.session.tokenHash, {
+          accountId: input.session.accountId,
+          userId: input.userId,
+          expiresAt: input.session.expiresAt
+        })
+      }),
+    deleteSessionsOfUser: (userId) =>
+      Effect.sync(() => {
+        let ended = 0
+        for (const [hash, session] of store.sessions) {
+          if (session.userId === userId) {
+            store.sessions.delete(hash)
+            ended++
+          }
+        }
+        return ended
+      }),
+    fillEmailKeys: Effect.succeed(0),
     createSession: (input) =>
       Effect.sync(() => {
         store.sessions.set(input.tokenHash, { accountId: input.accountId, userId: input.userId, expiresAt: input.expiresAt })
@@ -103,7 +134,7 @@ export const makeFakeRepositories = () => {
       })),
     setPlanByEmail: (email, planId) =>
       Effect.sync(() => {
-        const user = store.users.find((u) => u.email.toLowerCase() === email.toLowerCase())
+        const user = store.users.find((u) => canonicalEmail(u.email) === canonicalEmail(email))
         const account = user && store.accounts.find((a) => a.id === user.accountId)
         if (!account) return Option.none()
         account.planId = planId
@@ -136,6 +167,15 @@ export const makeFakeRepositories = () => {
           used: k.lastUsedAt !== null
         }))
       ),
+    overCap: (accountId) =>
+      Effect.sync(() => {
+        if (!store.accounts.some((a) => a.id === accountId)) return Option.none()
+        const plan = planOf(store, accountId)
+        const active = store.keys
+          .filter((k) => k.accountId === accountId && k.revokedAt === null)
+          .sort((x, y) => x.createdAt.getTime() - y.createdAt.getTime() || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
+        return Option.some({ plan: plan.id, maxKeys: plan.maxKeys, ids: active.slice(plan.maxKeys).map((k) => k.id) })
+      }),
     touch: (entries) =>
       Effect.sync(() => {
         for (const entry of entries) {
@@ -226,6 +266,7 @@ export const makeFakeRepositories = () => {
     competitors: store.competitors,
     prompts: store.prompts,
     scanHours: (accountId) => planOf(store, accountId).scanHours,
+    maxBrands: (accountId) => planOf(store, accountId).maxBrands,
     emailOf: (accountId) => store.users.find((u) => u.accountId === accountId)?.email ?? ""
   })
 

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs"
 import { join } from "node:path"
 
 /** Real server processes for the hardening tests: `bun run src/app/main.ts` on a port, with its output kept. */
@@ -18,6 +19,19 @@ export interface StartOptions {
   readonly entry?: string
   /** Start from this environment instead of the test process's own (HOST, PORT and `env` still win). */
   readonly baseEnv?: Record<string, string | undefined>
+}
+
+const ROOT = join(import.meta.dir, "..", "..")
+
+/** Bun's own flags in `bun run start` (package.json), so a test server runs as deployed. */
+export const startFlags = (): ReadonlyArray<string> => {
+  const manifest: unknown = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"))
+  const start = typeof manifest === "object" && manifest !== null && "scripts" in manifest &&
+      typeof manifest.scripts === "object" && manifest.scripts !== null && "start" in manifest.scripts
+    ? String(manifest.scripts.start)
+    : ""
+  const words = start.split(/\s+/)
+  return words.slice(1, words.indexOf("run")).filter((word) => word.startsWith("--"))
 }
 
 /**
@@ -53,8 +67,8 @@ const startServerOnce = async (
   options: StartOptions
 ): Promise<RunningServer> => {
   const port = freePort()
-  const child = Bun.spawn(["bun", "run", options.entry ?? "src/app/main.ts"], {
-    cwd: join(import.meta.dir, "..", ".."),
+  const child = Bun.spawn(["bun", ...startFlags(), "run", options.entry ?? "src/app/main.ts"], {
+    cwd: ROOT,
     env: { ...(options.baseEnv ?? process.env), HOST: "127.0.0.1", PORT: String(port), ...env },
     stdout: "pipe",
     stderr: "pipe"

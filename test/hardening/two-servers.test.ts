@@ -57,6 +57,8 @@ describe.skipIf(!base)("two server processes, one database", () => {
       DATA_DIR: "memory://",
       RATE_LIMIT_API_KEY: "30/3600",
       RATE_LIMIT_API_IP: "off",
+      // The rate limit alone is counted here: parallel batches of one key stay under no in-flight bound.
+      CONCURRENT_READS_PER_KEY: "0",
       REDIS_PREFIX: `aiv-test-${dbName}:`,
       LOG_REQUESTS: "false",
       ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl })

@@ -18,6 +18,9 @@ import { fixedClock } from "./clock.js"
 import { browserLike } from "./browser-like.js"
 import { makeServerApp, planServers, sqlByHand, twoServerMode } from "./servers.js"
 
+/** The domain services the app is built on (src/app/Layers.ts makeServices). */
+export type AppServices = Layer.Layer.Success<ReturnType<typeof makeServices>>
+
 export type Backend = "fake" | "pglite" | "postgres"
 
 /**
@@ -49,6 +52,8 @@ export interface TestApp {
   readonly fetch: (path: string, init?: RequestInit) => Promise<Response>
   /** Runs an effect against the same repositories and database as the app (set a plan, read rows). */
   readonly run: <A, E>(effect: Effect.Effect<A, E, Repositories | Database>) => Promise<A>
+  /** Runs an effect with the app's domain services too (e.g. a scan), on the same database. */
+  readonly runServices: <A, E>(effect: Effect.Effect<A, E, AppServices | Repositories | Database>) => Promise<A>
   /** SQL by hand on the app's database, as an operator would run it (database back ends only). */
   readonly sql: (text: string) => Promise<void>
   readonly dispose: () => Promise<void>
@@ -106,12 +111,14 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       ? Layer.mergeAll(makeFakeRepositories().layer, FakeDatabase)
       : backend === "pglite"
       ? RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(SqlMemory))))
-      : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!))))))
+      : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(
+        options.serverUrl ?? await serverSchemaUrl(process.env.TEST_DATABASE_URL!),
+        options.config?.statementTimeoutMs ?? 0
+      )))))
 
   const config = appConfigTest({ databaseUrl: Option.none<Redacted.Redacted>(), ...options.config })
-  const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext, options.now ? Layer.setClock(fixedClock(options.now)) : Layer.empty).pipe(
-    Layer.provide(
-      makeServices({
+  // One value: the handler and `runServices` build the very same services (the memo map below).
+  const services = makeServices({
         repositories: infra,
         passwords: PasswordHasherCheap,
         ingestionConfig: ingestionConfigTest(options.ingest),
@@ -122,7 +129,8 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
         webhooksConfig: webhooksConfigTest(options.webhooks),
         ...(options.addressResolver ? { addressResolver: options.addressResolver } : {})
       })
-    ),
+  const layer = Layer.mergeAll(ApiLive, HttpServer.layerContext, options.now ? Layer.setClock(fixedClock(options.now)) : Layer.empty).pipe(
+    Layer.provide(services),
     Layer.provide(infra),
     Layer.provide(config)
   )
@@ -130,6 +138,7 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
   const memoMap = Effect.runSync(Layer.makeMemoMap)
   const { handler, dispose } = HttpApiBuilder.toWebHandler(layer, { memoMap })
   const runtime = ManagedRuntime.make(infra, memoMap)
+  const servicesRuntime = ManagedRuntime.make(services.pipe(Layer.provideMerge(infra), Layer.provide(config)), memoMap)
   return {
     backend,
     fetch: (path, init) => {
@@ -137,9 +146,11 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       return handler(new Request(`http://localhost${path}`, { ...init, headers }))
     },
     run: (effect) => runtime.runPromise(effect),
+    runServices: (effect) => servicesRuntime.runPromise(effect),
     sql: sqlByHand(runtime),
     dispose: async () => {
       await dispose()
+      await servicesRuntime.dispose()
       await runtime.dispose()
     }
   }

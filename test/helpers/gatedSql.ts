@@ -6,16 +6,19 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Stream } from "effect"
 
 /**
- * A SqlClient over another whose every statement first runs `check`: tests switch it to fail
- * (an outage) or to die (a bug) and back, without touching the database itself.
+ * A SqlClient over another whose every statement first runs `check` (given the statement's text when it
+ * is a function): tests switch it to fail (an outage) or to die (a bug) and back, or hold statements,
+ * without touching the database itself.
  */
-export const gatedSql = (check: Effect.Effect<void, SqlError>) => (inner: SqlClient.SqlClient): SqlClient.SqlClient => {
+export const gatedSql = (check: Effect.Effect<void, SqlError> | ((sql: string) => Effect.Effect<void, SqlError>)) =>
+(inner: SqlClient.SqlClient): SqlClient.SqlClient => {
+  const checkOf = (sql: string) => (typeof check === "function" ? check(sql) : check)
   const gate = (conn: Connection): Connection => ({
-    execute: (sql, params, transform) => Effect.zipRight(check, conn.execute(sql, params, transform)),
-    executeRaw: (sql, params) => Effect.zipRight(check, conn.executeRaw(sql, params)),
-    executeValues: (sql, params) => Effect.zipRight(check, conn.executeValues(sql, params)),
-    executeUnprepared: (sql, params, transform) => Effect.zipRight(check, conn.executeUnprepared(sql, params, transform)),
-    executeStream: (sql, params, transform) => Stream.unwrap(Effect.as(check, conn.executeStream(sql, params, transform)))
+    execute: (sql, params, transform) => Effect.zipRight(checkOf(sql), conn.execute(sql, params, transform)),
+    executeRaw: (sql, params) => Effect.zipRight(checkOf(sql), conn.executeRaw(sql, params)),
+    executeValues: (sql, params) => Effect.zipRight(checkOf(sql), conn.executeValues(sql, params)),
+    executeUnprepared: (sql, params, transform) => Effect.zipRight(checkOf(sql), conn.executeUnprepared(sql, params, transform)),
+    executeStream: (sql, params, transform) => Stream.unwrap(Effect.as(checkOf(sql), conn.executeStream(sql, params, transform)))
   })
   return Effect.runSync(
     SqlClient.make({

@@ -1,8 +1,9 @@
 import { browserLike } from "./browser-like.js"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
-import { RepositoriesLive } from "../../src/app/Layers.js"
-import { type RateLimitRule } from "../../src/platform/Config.js"
+import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
+import { makeServices, RepositoriesLive } from "../../src/app/Layers.js"
+import { appConfigTest, type RateLimitRule } from "../../src/platform/Config.js"
 import { sqlServer } from "../../src/platform/Sql.js"
 import { type RunningServer, startServer } from "../hardening/server.js"
 import type { TestApp, TestAppOptions } from "./app.js"
@@ -28,7 +29,7 @@ const APP_VARIABLES = [
   "ENGINE_RETRIES", "ENGINE_RETRY_BASE_MS", "DEMO", "DEMO_DAYS", "TEST_FIXED_NOW",
   "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "WEBHOOK_ACCOUNT_CONCURRENCY",
   "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_TEST_LIMIT", "ALERT_SPOOFED_MIN",
-  "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS"
+  "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS", "CONCURRENT_READS_PER_KEY", "CONCURRENT_READS_PER_SESSION", "STATEMENT_TIMEOUT_MS"
 ]
 
 /** The test process's environment without anything that configures the app (ENGINE_* included). */
@@ -73,6 +74,9 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
     : process.env.REDIS_URL || undefined
   // Without a shared store each process counts alone: a limit of N would let 2N through.
   if (limited && redisUrl === undefined) return inProcess("rate limits without REDIS_URL: each process would count alone")
+  if ((config.concurrentReads?.perKey ?? 0) > 0 || (config.concurrentReads?.perSession ?? 0) > 0) {
+    return inProcess("concurrent-read bounds: each process counts its own reads in flight")
+  }
 
   const env: Record<string, string> = {
     DATABASE_URL: url,
@@ -97,6 +101,10 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
     LOG_REQUESTS: String(config.logRequests ?? false),
     READY_SPOOL_MAX: String(config.readySpoolMax ?? 10_000),
     METRICS_TOKEN: Option.getOrElse(Option.map(config.metricsToken ?? Option.none(), Redacted.value), () => ""),
+    // appConfigTest's: off unless the test sets them.
+    CONCURRENT_READS_PER_KEY: String(config.concurrentReads?.perKey ?? 0),
+    CONCURRENT_READS_PER_SESSION: String(config.concurrentReads?.perSession ?? 0),
+    STATEMENT_TIMEOUT_MS: String(config.statementTimeoutMs ?? 0),
     // Not part of the in-process app: no scanner fiber, no demo workspace.
     SCANNER_ENABLED: "false"
   }
@@ -188,7 +196,15 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
     throw error
   }
   const servers = [first, second]
-  const runtime = ManagedRuntime.make(RepositoriesLive.pipe(Layer.provideMerge(sqlServer(url))))
+  const repositories = RepositoriesLive.pipe(Layer.provideMerge(sqlServer(url)))
+  const runtime = ManagedRuntime.make(repositories)
+  // The domain services in this process (e.g. a scan), over the same database.
+  const servicesRuntime = ManagedRuntime.make(
+    makeServices({ repositories: RepositoriesLive, passwords: PasswordHasherCheap }).pipe(
+      Layer.provideMerge(repositories),
+      Layer.provide(appConfigTest())
+    )
+  )
   let turn = 0
   return {
     backend: "postgres",
@@ -202,9 +218,11 @@ export const makeServerApp = async (url: string, plan: Extract<ServerPlan, { _ta
       return fetch(`${server.base}${path}`, { redirect: "manual", ...init, headers })
     },
     run: (effect) => runtime.runPromise(effect),
+    runServices: (effect) => servicesRuntime.runPromise(Effect.orDie(effect)),
     sql: sqlByHand(runtime),
     dispose: async () => {
       const codes = await Promise.all(servers.map((server) => server.stop("SIGTERM")))
+      await servicesRuntime.dispose()
       await runtime.dispose()
       codes.forEach((code, i) => {
         // 0: a clean graceful shutdown; anything else is worth seeing.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { isGzip, makeDrainDecoder, parseRecords } from "../../src/ingestion/DrainDecoder.js"
-import { batchTsToMs, fromBatchRecord, fromDrainRecord, referrerEngine, splitPath } from "../../src/ingestion/Records.js"
+import { batchTsToMs, canonicalPath, canonicalQuery, fromBatchRecord, fromDrainRecord, hostOfTarget, referrerEngine, splitPath } from "../../src/ingestion/Records.js"
 import { makeTestApp, type TestApp } from "../helpers/app.js"
 import { array, buildRecord, drainUrl, functionOutput, gzip, MIXED, mixedDelivery, ndjson, postDrain, requestRecord, tenant, type Tenant, UA } from "./fixtures.js"
 
@@ -59,6 +59,32 @@ describe("log-drain records (docs/ingestion.md)", () => {
   })
 })
 
+describe("one canonical path (docs/ingestion.md, \"One page, one path\")", () => {
+  it("normalises percent-encoding as RFC 3986 6.2.2 does", () => {
+    for (const form of ["/café menu", "/caf%c3%a9%20menu", "/caf%C3%A9%20menu", "/caf%C3%a9 menu"]) {
+      expect(canonicalPath(form)).toBe("/caf%C3%A9%20menu")
+    }
+    expect(canonicalPath("/%7Euser/%41%2f%2F")).toBe("/~user/A%2F%2F")
+    expect(canonicalPath("/100%/x%zz")).toBe("/100%25/x%25zz")
+    expect(canonicalPath('/a"b<c>d\\e{f}|^`[]')).toBe("/a%22b%3Cc%3Ed%5Ce%7Bf%7D%7C%5E%60%5B%5D")
+    expect(canonicalPath("/\u{1F600}\ud800")).toBe("/%F0%9F%98%80%EF%BF%BD")
+    expect(canonicalPath("docs/a+b;c=d:e@f!$&'()*,")).toBe("/docs/a+b;c=d:e@f!$&'()*,")
+    expect(canonicalQuery("q=caf%c3%a9 x&next=/a?b")).toBe("q=caf%C3%A9%20x&next=/a?b")
+  })
+  it("keeps a canonical path as it is, and never cuts one inside an escape", () => {
+    const plain = "/docs/getting-started/index.html"
+    expect(canonicalPath(plain)).toBe(plain)
+    const long = canonicalPath("/" + "é".repeat(2000))
+    expect(long.length).toBeLessThanOrEqual(2048)
+    expect(long.endsWith("%A9")).toBe(true)
+  })
+  it("an absolute-form target names its host", () => {
+    expect(hostOfTarget("http://user@www.acme.com:8080/x?y")).toBe("www.acme.com:8080")
+    expect(hostOfTarget("/x")).toBe("")
+    expect(splitPath("HTTP://www.acme.com/a%7e b?c")).toEqual({ path: "/a~%20b", query: "c" })
+  })
+})
+
 describe("batch records (docs/ingestion.md, docs/decisions.md)", () => {
   it("ts below 100000000000 is seconds, else milliseconds", () => {
     expect(batchTsToMs(1_779_264_000)).toBe(1_779_264_000_000)
@@ -73,11 +99,11 @@ describe("batch records (docs/ingestion.md, docs/decisions.md)", () => {
     expect(fromBatchRecord({ ua: "x", path: "/", ts: 5 }, NOW)).toBeNull() // 1970: not a request log
     expect(fromBatchRecord({ ua: "x", path: "/", ref: null, ip: null }, NOW)).not.toBeNull()
   })
-  it("paths: full URLs, missing slash, NUL bytes", () => {
+  it("paths: full URLs, missing slash, NUL bytes escaped", () => {
     expect(splitPath("https://www.acme.com/a?b=1")).toEqual({ path: "/a", query: "b=1" })
     expect(splitPath("https://www.acme.com")).toEqual({ path: "/", query: "" })
     expect(splitPath("a/b")).toEqual({ path: "/a/b", query: "" })
-    expect(splitPath("/a\u0000b")).toEqual({ path: "/ab", query: "" })
+    expect(splitPath("/a\u0000b")).toEqual({ path: "/a%00b", query: "" })
   })
 })
 

@@ -40,9 +40,9 @@ describe("formats", () => {
     const r = fromCloudflare({ RayID: "8c1f", EdgeStartTimestamp: T * 1e6, ClientRequestURI: "/a?b=1", ClientRequestHost: "WWW.Acme.com", ClientRequestUserAgent: UA.gptbot, ClientCountry: "de", EdgeResponseStatus: 0, ClientIP: "2001:db8::1" }, NOW)!
     expect(r).toMatchObject({ recordId: "8c1f", ts: T, path: "/a", query: "b=1", host: "www.acme.com", country: "DE", status: null, clientIp: "2001:db8::1", method: "GET" })
   })
-  it("Akamai: URL-encoded values decoded, '-' empty, reqTimeSec with a fraction", () => {
+  it("Akamai: URL-encoded values decoded (the path and query kept canonical), '-' empty, reqTimeSec with a fraction", () => {
     const r = fromAkamai({ reqId: "1a2b", reqTimeSec: `${T / 1000}.125`, reqPath: "docs/caf%C3%A9", queryStr: "q=a%20b", UA: "Mozilla/5.0%20(compatible;%20GPTBot/1.2)", referer: "-", statusCode: "301", cliIP: "203.0.113.9", reqHost: "www.acme.com", reqMethod: "HEAD", country: "US" }, NOW)!
-    expect(r).toMatchObject({ recordId: "1a2b", ts: T + 125, path: "/docs/café", query: "q=a b", ua: "Mozilla/5.0 (compatible; GPTBot/1.2)", referrer: "", status: 301, method: "HEAD", country: "US" })
+    expect(r).toMatchObject({ recordId: "1a2b", ts: T + 125, path: "/docs/caf%C3%A9", query: "q=a%20b", ua: "Mozilla/5.0 (compatible; GPTBot/1.2)", referrer: "", status: 301, method: "HEAD", country: "US" })
   })
   it("Netlify: traffic logs only", () => {
     expect(fromNetlify({ log_type: "functions", message: "hi", timestamp: "2026-11-21T10:00:00Z" }, NOW)).toBeNull()
@@ -61,7 +61,7 @@ describe("formats", () => {
   })
   it("combined: escaped quotes, a bad request line is garbage, not another format", () => {
     const ok = fromCombinedLine(`203.0.113.7 - frank [21/Nov/2026:10:00:00 +0000] "GET /a?b=\\"c\\" HTTP/1.1" 200 1 "-" "${UA.gptbot}"`, NOW)
-    expect(ok.request).toMatchObject({ path: "/a", query: `b="c"`, referrer: "", status: 200, clientIp: "203.0.113.7" })
+    expect(ok.request).toMatchObject({ path: "/a", query: "b=%22c%22", referrer: "", status: 200, clientIp: "203.0.113.7" })
     expect(fromCombinedLine(`203.0.113.7 - - [21/Nov/2026:10:00:00 +0000] "\\x16\\x03" 400 0 "-" "-"`, NOW)).toEqual({ parsed: true, request: null })
     expect(fromCombinedLine("hello world", NOW).parsed).toBe(false)
   })

@@ -39,7 +39,8 @@ const seedDemo = async (app: TestApp): Promise<string> => {
   }).pipe(Layer.provideMerge(base), Layer.provideMerge(appConfigTest()))
   const runtime = ManagedRuntime.make(Layer.orDie(services))
   try {
-    const report = await runtime.runPromise(runDemo({ days: 10, promptsPerBrand: 5 }))
+    // A month: the default 30-day window of snapshots is full, as on a workspace in use (their answer's size is tested).
+    const report = await runtime.runPromise(runDemo({ days: 31, promptsPerBrand: 5 }))
     return report.apiKey
   } finally {
     await runtime.dispose()
@@ -214,6 +215,69 @@ for (const backend of databaseBackends()) {
       expect(seen).toEqual(all.map((mention) => mention.id))
     }, 60_000)
 
+    it("keeps a default answer under 64 KB: get_brand_snapshots' default page holds fewer rows when they would not fit", async () => {
+      const rest = await app.fetch(`/api/public/v1/brands/${brand}/snapshots?range=90d`, { headers: bearer(key) })
+      const all = (JSON.parse(await rest.text()) as { snapshots: Array<{ date: string }> }).snapshots
+      for (const args of [{ slug: brand }, { slug: brand, range: "90d" }]) {
+        const result = await client.callTool({ name: "get_brand_snapshots", arguments: args })
+        expect(result.isError).toBeFalsy()
+        const bytes = Buffer.byteLength(JSON.stringify(result))
+        expect({ args, under64k: bytes < 64 * 1024 }).toEqual({ args, under64k: true })
+        const content = result.structuredContent as { snapshots: Array<{ date: string }>; page: { returned: number; next_offset: number | null; total: number } }
+        expect(content.page.returned).toBe(content.snapshots.length)
+        expect(content.page.next_offset).toBe(content.page.returned < content.page.total ? content.page.returned : null)
+      }
+      // Every row of 90 days, page after page of the default size, in order.
+      const seen: Array<string> = []
+      let offset: number | null = 0
+      while (offset !== null) {
+        const result = await client.callTool({ name: "get_brand_snapshots", arguments: { slug: brand, range: "90d", offset } })
+        const content = result.structuredContent as { snapshots: Array<{ date: string }>; page: { next_offset: number | null } }
+        expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(64 * 1024)
+        seen.push(...content.snapshots.map((snapshot) => snapshot.date))
+        offset = content.page.next_offset
+      }
+      expect(seen).toEqual(all.map((snapshot) => snapshot.date))
+      // A limit the caller gives is honoured, whatever the size.
+      const asked = await client.callTool({ name: "get_brand_snapshots", arguments: { slug: brand, range: "90d", limit: all.length } })
+      expect((asked.structuredContent as { snapshots: Array<unknown> }).snapshots.length).toBe(all.length)
+    }, 120_000)
+
+    it("list_brands takes limit and offset like the other list tools", async () => {
+      const listBrands = tools.find((tool) => tool.name === "list_brands")!
+      expect(Object.keys(listBrands.inputSchema.properties ?? {}).sort()).toEqual(["limit", "offset"])
+      const first = await client.callTool({ name: "list_brands", arguments: { limit: 1 } })
+      expect(first.isError).toBeFalsy()
+      const content = first.structuredContent as { brands: Array<{ brand_slug: string }>; count: number; page: { total: number; next_offset: number | null } }
+      expect(content.brands.length).toBe(1)
+      expect(content.count).toBe(1)
+      expect(content.page.total).toBe(DEMO_BRANDS.length)
+      expect(content.page.next_offset).toBe(DEMO_BRANDS.length > 1 ? 1 : null)
+      const whole = await client.callTool({ name: "list_brands", arguments: {} })
+      expect((whole.structuredContent as { brands: Array<unknown> }).brands.length).toBe(DEMO_BRANDS.length)
+    })
+
+    it("gives every output schema a validation keyword wherever it takes values (the Inspector's --strict)", () => {
+      const bare: Array<string> = []
+      const walk = (node: unknown, at: string) => {
+        if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${at}/${i}`))
+        if (typeof node !== "object" || node === null) return
+        for (const [name, child] of Object.entries(node)) {
+          if (name === "$id") bare.push(`${at}: $id ${JSON.stringify(child)}`)
+          if ((name === "additionalProperties" || name === "items") && typeof child === "object" && child !== null && !Array.isArray(child)) {
+            const keywords = Object.keys(child).filter((k) => !["title", "description", "$id", "examples", "default"].includes(k))
+            if (keywords.length === 0) bare.push(`${at}/${name}`)
+          }
+          walk(child, `${at}/${name}`)
+        }
+      }
+      for (const tool of tools) walk(tool.outputSchema, tool.name)
+      expect(bare).toEqual([])
+      const metrics = tools.find((tool) => tool.name === "get_industry_metrics")!
+      const methodology = (metrics.outputSchema!.properties as Record<string, { additionalProperties: unknown }>)["methodology"]!
+      expect(methodology.additionalProperties).toEqual({ type: "string" })
+    })
+
     it("refuses bad arguments before any request, naming the argument as the REST API does", async () => {
       const refused = async (name: string, args: Record<string, unknown>) => {
         const result = await client.callTool({ name, arguments: args })
@@ -221,7 +285,7 @@ for (const backend of databaseBackends()) {
         expect(result.structuredContent).toBeUndefined()
         return (text(result) as { error: string }).error
       }
-      expect(await refused("list_brands", { unexpected: true })).toBe("invalid unexpected: unknown parameter; list_brands takes no parameters")
+      expect(await refused("list_brands", { unexpected: true })).toBe("invalid unexpected: unknown parameter; list_brands takes limit, offset")
       expect(await refused("get_brand", { slug: brand, extra: 1 })).toStartWith("invalid extra: unknown parameter; get_brand takes slug")
       expect(await refused("get_brand_agent_pages", { slug: brand, sort: "newest" })).toBe("invalid sort: must be one of hits, path, errors, uniques")
       expect(await refused("get_industry_metrics", { engine: "chatgpt-5" })).toStartWith("invalid engine: must be one of chatgpt, perplexity")

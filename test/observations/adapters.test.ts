@@ -2,7 +2,8 @@ import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Duration, Effect, Either, Option, Redacted } from "effect"
 import { type EngineConfig, type EngineProtocol, makeHttpEngine } from "../../src/observations/Engines.js"
-import { retryAfterMs } from "../../src/observations/EngineAdapters.js"
+import { cleanUrl, durationMs, isGroundingRedirect, retryAfterMs } from "../../src/observations/EngineAdapters.js"
+import { fixture, localHttpClient, redirectResponse } from "./providers.js"
 
 /**
  * Every engine adapter against responses in its provider's documented format (test/fixtures/engines),
@@ -10,8 +11,6 @@ import { retryAfterMs } from "../../src/observations/EngineAdapters.js"
  * answers: ok (the fixture), nocite (an answer without any citation field), 401, 429 (Retry-After: 7),
  * 503, slow (past the timeout), malformed (not JSON), wrongshape (JSON of another shape).
  */
-
-const fixture = (name: string) => Bun.file(new URL(`../fixtures/engines/${name}.json`, import.meta.url)).json()
 
 /** The documented answer shape with no citation field at all, per protocol. */
 const WITHOUT_CITATIONS: Record<string, unknown> = {
@@ -55,6 +54,8 @@ beforeAll(() => {
       const [, mode, protocol] = url.pathname.split("/")
       const text = request.method === "POST" ? await request.text() : ""
       seen.push({ method: request.method, path: url.pathname, search: url.searchParams, headers: request.headers, body: text === "" ? null : JSON.parse(text) })
+      const redirect = redirectResponse(url)
+      if (redirect !== null) return redirect
       switch (mode) {
         case "ok":
           if (protocol === "serp" && url.searchParams.get("engine") === "google") {
@@ -75,6 +76,9 @@ beforeAll(() => {
           return Response.json({ error: { message: "rate limited" } }, { status: 429, headers: { "retry-after": "7" } })
         case "503":
           return new Response("upstream overloaded", { status: 503 })
+        case "529":
+          // Anthropic's "overloaded" (its error body as documented).
+          return Response.json({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }, { status: 529 })
         case "slow":
           await Bun.sleep(1500)
           return Response.json(await fixture(FIXTURE_OF[protocol!]!))
@@ -101,7 +105,7 @@ const ask = (protocol: EngineProtocol, mode: string, extra: Partial<EngineConfig
   }
   return Effect.runPromise(
     Effect.flatMap(HttpClient.HttpClient, (client) => Effect.either(makeHttpEngine(config, client).ask({ prompt: "best crm for startups", region: "US", language: "en" }))).pipe(
-      Effect.provide(FetchHttpClient.layer)
+      Effect.provide(localHttpClient(() => `http://127.0.0.1:${server.port}`))
     )
   )
 }
@@ -116,15 +120,25 @@ describe("openai-responses (Responses API, web_search tool)", () => {
   it("answer text, url_citation annotations, web_search_call queries with their sources, usage; bearer key, model, tool", async () => {
     const answer = await answerOf("openai-responses")
     expect(answer.response).toStartWith("For startups, Acme is a strong pick")
-    expect(answer.citations).toEqual(["https://acme.com/startups", "https://www.g2.com/categories/crm"])
+    // utm_* parameters and fragments are not part of a citation; other parameters are.
+    expect(answer.citations).toEqual(["https://acme.com/startups", "https://www.g2.com/categories/crm?page=2"])
     expect(answer.fanouts).toEqual([
-      { sub_question: "best crm for startups 2026", citations: ["https://www.g2.com/categories/crm", "https://acme.com/startups"] }
+      {
+        sub_question: "best crm for startups 2026",
+        citations: ["https://www.g2.com/categories/crm", "https://acme.com/startups", "https://www.globex.com/pricing"]
+      }
     ])
     expect(answer.usage).toEqual({ inputTokens: 328, outputTokens: 356, costUsd: null })
     const request = lastRequest()
     expect([request.method, request.path]).toEqual(["POST", "/ok/openai-responses/responses"])
     expect(request.headers.get("authorization")).toBe("Bearer secret-key")
-    expect(request.body).toEqual({ model: "model-under-test", input: "best crm for startups", tools: [{ type: "web_search" }] })
+    // The searches' sources come only when asked for.
+    expect(request.body).toEqual({
+      model: "model-under-test",
+      input: "best crm for startups",
+      tools: [{ type: "web_search" }],
+      include: ["web_search_call.action.sources"]
+    })
   })
 })
 
@@ -141,11 +155,9 @@ describe("openai-chat (chat completions)", () => {
 })
 
 describe("anthropic (Messages API, web_search tool)", () => {
-  it("text blocks joined, their citations, each search's query with its results; x-api-key and version header", async () => {
+  it("text blocks after the last search joined as sent (narration left out), their citations, each search's query with its results; x-api-key and version header", async () => {
     const answer = await answerOf("anthropic")
-    expect(answer.response).toBe(
-      "I'll search for current CRM options.Based on the search results, Acme is the most recommended CRM for startups, with Globex as a cheaper option."
-    )
+    expect(answer.response).toBe("Based on the search results, Acme is the most recommended CRM for startups, with Globex as a cheaper option.")
     expect(answer.citations).toEqual(["https://acme.com/startups", "https://www.g2.com/categories/crm"])
     expect(answer.fanouts).toEqual([
       { sub_question: "best crm for startups 2026", citations: ["https://acme.com/startups", "https://www.g2.com/categories/crm"] },
@@ -165,23 +177,59 @@ describe("anthropic (Messages API, web_search tool)", () => {
   })
 })
 
+describe("anthropic overloaded", () => {
+  it("529 is retried like 429", async () => {
+    const result = await ask("anthropic", "529")
+    expect(Either.isLeft(result) && [result.left.retryable, result.left.status, result.left.reason]).toEqual([true, 529, "provider_error"])
+  })
+})
+
 describe("gemini (generateContent, Google Search grounding)", () => {
-  it("text, grounding chunks as citations, webSearchQueries as fan-outs, usage; x-goog-api-key, model in the path", async () => {
+  it("text, grounding chunks resolved to their sources, webSearchQueries as fan-outs, usage with tool-use tokens; x-goog-api-key, model in the path", async () => {
+    const before = seen.length
     const answer = await answerOf("gemini")
-    expect(answer.response).toBe("Acme is widely recommended for startups. Globex is a budget alternative.")
-    expect(answer.citations).toEqual([
-      "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9wXE1",
-      "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9wXE2"
-    ])
+    expect(answer.response).toBe("Acme is widely recommended for startups. A cheaper alternative is often suggested.")
+    // Redirects resolved (302 Location); an unresolved one falls back to its title's domain, or is dropped.
+    expect(answer.citations).toEqual(["https://acme.com/startups", "https://g2.com/", "https://www.globex.com/pricing"])
+    const resolutions = seen.slice(before).filter((r) => r.path.startsWith("/grounding-api-redirect/"))
+    expect(resolutions.map((r) => r.method)).toEqual(["GET", "GET", "GET", "GET"])
+    const again = before
     expect(answer.fanouts).toEqual([
       { sub_question: "best crm for startups 2026", citations: [] },
       { sub_question: "acme vs globex crm", citations: [] }
     ])
-    expect(answer.usage).toEqual({ inputTokens: 12, outputTokens: 210, costUsd: null })
-    const request = lastRequest()
+    expect(answer.usage).toEqual({ inputTokens: 12 + 95, outputTokens: 210, costUsd: null })
+    const request = seen.slice(again).find((r) => r.path.endsWith(":generateContent"))!
     expect(request.path).toBe("/ok/gemini/models/model-under-test:generateContent")
     expect(request.headers.get("x-goog-api-key")).toBe("secret-key")
     expect(request.body).toEqual({ contents: [{ role: "user", parts: [{ text: "best crm for startups" }] }], tools: [{ google_search: {} }] })
+  })
+})
+
+describe("gemini grounding redirects, one engine", () => {
+  it("resolved ones are remembered: asking again resolves only the two that failed; no redirect URL is ever a citation", async () => {
+    const config: EngineConfig = {
+      slug: "gemini",
+      protocol: "gemini",
+      baseUrl: `http://127.0.0.1:${server.port}/ok/gemini`,
+      model: "m",
+      apiKey: Option.none(),
+      timeout: Duration.seconds(5)
+    }
+    const before = seen.length
+    const answers = await Effect.runPromise(
+      Effect.flatMap(HttpClient.HttpClient, (client) => {
+        const engine = makeHttpEngine(config, client)
+        const question = { prompt: "best crm for startups", region: "US", language: "en" }
+        return Effect.all([engine.ask(question), engine.ask(question)])
+      }).pipe(Effect.provide(localHttpClient(() => `http://127.0.0.1:${server.port}`)))
+    )
+    expect(answers.map((a) => a.citations)).toEqual([
+      ["https://acme.com/startups", "https://g2.com/", "https://www.globex.com/pricing"],
+      ["https://acme.com/startups", "https://g2.com/", "https://www.globex.com/pricing"]
+    ])
+    const resolved = seen.slice(before).filter((r) => r.path.startsWith("/grounding-api-redirect/")).map((r) => r.path.split("/").at(-1))
+    expect(resolved).toEqual(["AbF9wXE1", "AbF9wXE2", "AbF9wXE3", "AbF9wXE4", "AbF9wXE2", "AbF9wXE4"])
   })
 })
 
@@ -196,10 +244,12 @@ describe("perplexity (Sonar chat completions)", () => {
 })
 
 describe("xai (Responses-compatible API with web search)", () => {
-  it("annotations first, the search's query as a fan-out; bearer key", async () => {
+  it("annotations and the links in the text are the citations; the visited sources (top-level citations) go with the fan-out; bearer key", async () => {
     const answer = await answerOf("xai")
-    expect(answer.citations).toEqual(["https://acme.com/startups"])
-    expect(answer.fanouts).toEqual([{ sub_question: "best crm for startups", citations: [] }])
+    expect(answer.citations).toEqual(["https://acme.com/startups", "https://www.g2.com/products/globex"])
+    expect(answer.fanouts).toEqual([
+      { sub_question: "best crm for startups", citations: ["https://acme.com/startups", "https://x.com/acme/status/1", "https://initech.com/blog"] }
+    ])
     expect(lastRequest().path).toBe("/ok/xai/responses")
     expect(lastRequest().headers.get("authorization")).toBe("Bearer secret-key")
   })
@@ -208,7 +258,8 @@ describe("xai (Responses-compatible API with web search)", () => {
 describe("serp (SerpApi: Google AI Mode, AI Overview, Bing Copilot)", () => {
   it("text blocks (lists flattened) and references; engine and key as query parameters", async () => {
     const answer = await answerOf("serp", "ok", { model: "google_ai_mode", provider: "serpapi" })
-    expect(answer.response).toBe("Acme is often recommended for startups.\nGlobex: cheaper plans.\nInitech: enterprise focus.")
+    // A list item reads as the page shows it: its title, then its snippet.
+    expect(answer.response).toBe("Acme is often recommended for startups.\nGlobex: cheaper plans.\nInitech Enterprise focus, strong reporting.")
     expect(answer.citations).toEqual(["https://acme.com/startups", "https://globex.com/pricing", "https://www.reddit.com/r/crm/"])
     const request = lastRequest()
     expect([request.method, request.path]).toEqual(["GET", "/ok/serp/search.json"])
@@ -258,9 +309,31 @@ describe("failure modes of every adapter", () => {
       const shape = await failure("wrongshape")
       expect(shape.retryable).toBe(false)
       // A SERP answer is all optional blocks: another shape reads as "no AI answer", also final.
-      expect(shape.message).toStartWith(protocol === "serp" ? "no answer: the response holds no AI answer" : "unexpected response shape")
+      // Gemini's fields are all optional too (a blocked prompt has no candidates): no candidate is an empty answer.
+      expect(shape.message).toStartWith(
+        protocol === "serp" ? "empty: the response holds no AI answer" : protocol === "gemini" ? "empty: the response holds no candidate" : "unexpected response shape"
+      )
     })
   }
+})
+
+describe("citation URLs and waits", () => {
+  it("tracking parameters (utm_*) and fragments are dropped, the rest kept as given", () => {
+    expect(cleanUrl("https://a.com/x?utm_source=openai")).toBe("https://a.com/x")
+    expect(cleanUrl("https://a.com/x?id=3&utm_medium=chat&Sort=Desc#top")).toBe("https://a.com/x?id=3&Sort=Desc")
+    expect(cleanUrl("https://a.com/x?utmost=1")).toBe("https://a.com/x?utmost=1")
+  })
+  it("only Google's grounding redirector is ever resolved", () => {
+    expect(isGroundingRedirect("https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9")).toBe(true)
+    expect(isGroundingRedirect("https://vertexaisearch.cloud.google.com.example.com/grounding-api-redirect/AbF9")).toBe(false)
+    expect(isGroundingRedirect("https://vertexaisearch.cloud.google.com/other/AbF9")).toBe(false)
+    expect(isGroundingRedirect("http://127.0.0.1/grounding-api-redirect/AbF9")).toBe(false)
+  })
+  it("Google's RetryInfo retryDelay", () => {
+    expect(durationMs("37s")).toBe(37_000)
+    expect(durationMs("1.2s")).toBe(1200)
+    expect(durationMs("soon")).toBeUndefined()
+  })
 })
 
 describe("Retry-After", () => {

@@ -3,7 +3,9 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { Accounts } from "../../src/accounts/Accounts.js"
 import { AccountsRepo } from "../../src/accounts/Repo.js"
 import { Brands } from "../../src/brands/Brands.js"
-import { scanCommand, scanEnvironmentLive } from "../../src/observations/cli.js"
+import { scanCommand } from "../../src/observations/cli.js"
+import { AnswerEnginesLive } from "../../src/observations/Engines.js"
+import { ScannerConfig, scannerSettingsFromEnv } from "../../src/observations/Scanner.js"
 import { ObservationsRepo } from "../../src/observations/Repo.js"
 import { databaseBackends } from "../helpers/app.js"
 import { makeServiceRuntime, query, type ServiceRuntime } from "../visibility/runtime.js"
@@ -15,7 +17,8 @@ import { makeServiceRuntime, query, type ServiceRuntime } from "../visibility/ru
  * rest of the cycle), tokens are stored per observation and counted against the monthly budget.
  */
 
-const fixture = (name: string) => Bun.file(new URL(`../fixtures/engines/${name}.json`, import.meta.url)).json()
+import { fixture, localHttpClient, redirectResponse } from "./providers.js"
+
 let server: ReturnType<typeof Bun.serve>
 const calls: Record<string, number> = {}
 
@@ -25,6 +28,9 @@ beforeAll(() => {
     port: 0,
     async fetch(request) {
       const url = new URL(request.url)
+      // Gemini's grounding redirects, kept on this machine (./providers.ts).
+      const redirect = redirectResponse(url)
+      if (redirect !== null) return redirect
       const route = url.pathname.split("/")[1]!
       calls[route] = (calls[route] ?? 0) + 1
       switch (route) {
@@ -70,6 +76,12 @@ const environment = (extra: Record<string, string> = {}) => {
   return ConfigProvider.fromMap(new Map(Object.entries(env)))
 }
 
+/** cli.ts's scanEnvironmentLive, with an HttpClient that never leaves the machine. */
+const scanEnvironment = Layer.merge(
+  AnswerEnginesLive.pipe(Layer.provide(localHttpClient(() => `http://127.0.0.1:${server.port}`))),
+  Layer.effect(ScannerConfig, scannerSettingsFromEnv)
+)
+
 for (const backend of databaseBackends()) {
   describe(`bun run cli scan on ${backend}`, () => {
     let rt: ServiceRuntime
@@ -94,7 +106,7 @@ for (const backend of databaseBackends()) {
     afterAll(() => rt.dispose())
 
     const scan = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-      rt.runPromise(scanCommand(args).pipe(Effect.provide(scanEnvironmentLive), Effect.withConfigProvider(environment(extra))))
+      rt.runPromise(scanCommand(args).pipe(Effect.provide(scanEnvironment), Effect.withConfigProvider(environment(extra))))
 
     it("stores 2 samples per prompt on every engine; the 401 provider is recorded with its reason and skipped", async () => {
       const deniedBefore = calls["denied"] ?? 0
@@ -110,7 +122,7 @@ for (const backend of databaseBackends()) {
       ])
       // Tokens per observation as each provider reported them (SERP APIs report none).
       expect(Object.fromEntries(perEngine.map((r) => [r.engine, r.tokens]))).toEqual({
-        ai_mode: null, ai_overview: null, chatgpt: 4 * 684, claude: 4 * 6970, deepseek: 4 * 1163, gemini: 4 * 222, grok: 4 * 315, perplexity: 4 * 84
+        ai_mode: null, ai_overview: null, chatgpt: 4 * 684, claude: 4 * 6970, deepseek: 4 * 1163, gemini: 4 * 317, grok: 4 * 315, perplexity: 4 * 84
       })
       const cost = await rt.runPromise(query<{ cost: number }>(`select sum(cost_usd)::float8 as cost from observations where brand_id = ${brandId}`))
       expect(cost[0]!.cost).toBeCloseTo(4 * 0.00709, 10)

@@ -37,15 +37,23 @@ for (const backend of backends) {
         const brand = yield* (yield* BrandsRepo).get(accountId, "acme")
         const brandId = brand._tag === "Some" ? brand.value.id : 0
         yield* (yield* ObservationsRepo).recordEngineStatus(accountId, brandId, [
-          { engine: "perplexity", scannedAt: new Date("2026-03-15T11:00:00Z"), observations: 0, failures: 6, lastError: "HTTP 401: bad key", tokens: 0 },
-          { engine: "chatgpt", scannedAt: new Date("2026-03-15T11:00:00Z"), observations: 6, failures: 0, lastError: null, tokens: 4104 }
+          { engine: "perplexity", scannedAt: new Date("2026-03-15T11:00:00Z"), observations: 0, failures: 6, lastError: "HTTP 401: bad key", failuresByReason: { unauthorized: 1, skipped: 5 }, tokens: 0 },
+          { engine: "chatgpt", scannedAt: new Date("2026-03-15T11:00:00Z"), observations: 6, failures: 0, lastError: null, failuresByReason: {}, tokens: 4104 }
         ])
       }))
       const { body, status } = await get("acme")
       expect(status).toBe(200)
       expect(body.engines).toEqual([
-        { engine: "chatgpt", scanned_at: "2026-03-15T11:00:00.000Z", observations: 6, failures: 0, last_error: null, tokens: 4104 },
-        { engine: "perplexity", scanned_at: "2026-03-15T11:00:00.000Z", observations: 0, failures: 6, last_error: "HTTP 401: bad key", tokens: 0 }
+        { engine: "chatgpt", scanned_at: "2026-03-15T11:00:00.000Z", observations: 6, failures: 0, failures_by_reason: {}, last_error: null, tokens: 4104 },
+        {
+          engine: "perplexity",
+          scanned_at: "2026-03-15T11:00:00.000Z",
+          observations: 0,
+          failures: 6,
+          failures_by_reason: { unauthorized: 1, skipped: 5 },
+          last_error: "HTTP 401: bad key",
+          tokens: 0
+        }
       ])
     })
 

@@ -46,4 +46,16 @@ describe("Statistics", () => {
     expect(delta.delta).toBe(0)
     expect(delta.significant).toBe(false)
   })
+
+  test("a share whose variance is 0 (s = 0 or 1) gets the Wilson interval over the observations naming an entity, not a point", () => {
+    // n = 3, two of them naming only this entity: s = 1, var = 0; Wilson(2, 2).
+    const all = shareOfVoice(shareSumsOf([{ mentioned: true, entities: 1 }, { mentioned: true, entities: 1 }, { mentioned: false, entities: 0 }]))
+    expect([all.share, all.variance]).toEqual([1, 0])
+    expect(shareInterval(all)).toEqual(wilson(2, 2))
+    // Never named, beside another entity named twice: s = 0, Wilson(0, 2) = [0, 0.6576].
+    const none = shareOfVoice(shareSumsOf([{ mentioned: false, entities: 1 }, { mentioned: false, entities: 1 }]))
+    expect(roundInterval(shareInterval(none))).toEqual([0, 0.6576])
+    // Nothing named at all: no share, no interval.
+    expect(shareInterval(shareOfVoice(shareSumsOf([{ mentioned: false, entities: 0 }, { mentioned: false, entities: 0 }])))).toBeNull()
+  })
 })

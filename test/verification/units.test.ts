@@ -2,7 +2,7 @@ import { describe, expect, it } from "bun:test"
 import { createPrivateKey, createPublicKey, sign } from "node:crypto"
 import { makeCidrSet, parseCidr, parseIp, prefixesIn } from "../../src/verification/Cidr.js"
 import { bundledSnapshot, indexSnapshot } from "../../src/verification/Snapshot.js"
-import { keyOfJwk, parseSignatureInput, signatureBase, verifyRequest } from "../../src/verification/WebBotAuth.js"
+import { keyOfJwk, parseSignatureInput, signatureBase, verifyRequest, verifySignature } from "../../src/verification/WebBotAuth.js"
 
 const set = (...cidrs: Array<string>) => makeCidrSet(cidrs.map((c) => parseCidr(c)!))
 const has = (s: ReturnType<typeof set>, ip: string) => s.has(parseIp(ip)!)
@@ -100,13 +100,17 @@ describe("Web Bot Auth (RFC 9421, Ed25519)", () => {
     expect(`sig-b26=:${signature}:`).toBe(B26_SIGNATURE)
   })
   it("B.2.6: the RFC's signature verifies; a changed component, key or time does not", () => {
-    expect(verifyRequest(b26Request, [rfcKey], 1618884473)).toEqual({ valid: true, label: "sig-b26", kid: "test-key-ed25519" })
-    expect(verifyRequest({ ...b26Request, path: "/bar" }, [rfcKey], 1618884473)).toEqual({ valid: false, reason: "signature mismatch" })
-    expect(verifyRequest(b26Request, [{ ...rfcKey, kid: "other" }], 1618884473).valid).toBe(false)
-    expect(verifyRequest(b26Request, [rfcKey], 1618884473 - 3600)).toEqual({ valid: false, reason: "created in the future" })
+    expect(verifySignature(b26Request, [rfcKey], 1618884473)).toEqual({ valid: true, label: "sig-b26", kid: "test-key-ed25519" })
+    expect(verifySignature({ ...b26Request, path: "/bar" }, [rfcKey], 1618884473)).toEqual({ valid: false, reason: "signature mismatch" })
+    expect(verifySignature(b26Request, [{ ...rfcKey, kid: "other" }], 1618884473).valid).toBe(false)
+    expect(verifySignature(b26Request, [rfcKey], 1618884473 - 3600)).toEqual({ valid: false, reason: "created in the future" })
     const { date: _, ...noDate } = b26Request.headers
-    expect(verifyRequest({ ...b26Request, headers: noDate }, [rfcKey], 1618884473))
+    expect(verifySignature({ ...b26Request, headers: noDate }, [rfcKey], 1618884473))
       .toEqual({ valid: false, reason: "a covered component is not in the record" })
+  })
+  it("B.2.6 is a plain RFC 9421 signature, not a Web Bot Auth one (no tag, no expires): verifyRequest refuses it", () => {
+    expect(verifyRequest(b26Request, [rfcKey], 1618884473))
+      .toEqual({ valid: false, reason: "not a Web Bot Auth signature: tag is not \"web-bot-auth\"" })
   })
   it("a directory key's keyid is its RFC 7638 thumbprint (the RFC 8037 example key)", () => {
     // RFC 8037 appendix A.3: the thumbprint of its example Ed25519 key.

@@ -275,6 +275,45 @@ for (const backend of backends) {
         expect(await verdicts(t)).toEqual({ verified: 1, spoofed: 1, unverified: 0 })
         expect((await pages(t, "&verification=verified")).pages.map((p) => p.path)).toEqual(["/signed"])
       })
+
+      it("Web Bot Auth: a signature outside the draft's profile does not verify, however well signed", async () => {
+        const t = await tenant(app, "growth")
+        const created = TS - 10
+        const all = `("@authority" "@method" "@path" "signature-agent")`
+        const params = (extra: string) => `;keyid="${kid}";alg="ed25519"${extra}`
+        // Each input is a correct Ed25519 signature by the directory's key over its own base.
+        const inputs: ReadonlyArray<readonly [string, string]> = [
+          ["/valid", `${all};created=${created};expires=${created + 300}${params(`;tag="web-bot-auth"`)}`],
+          ["/no-times", `${all}${params(`;tag="web-bot-auth"`)}`],
+          ["/no-expires", `${all};created=${created}${params(`;tag="web-bot-auth"`)}`],
+          ["/covers-nothing", `();created=${created};expires=${created + 300}${params(`;tag="web-bot-auth"`)}`],
+          ["/no-authority", `("@method" "@path" "signature-agent");created=${created};expires=${created + 300}${params(`;tag="web-bot-auth"`)}`],
+          ["/agent-uncovered", `("@authority" "@method" "@path");created=${created};expires=${created + 300}${params(`;tag="web-bot-auth"`)}`],
+          ["/no-tag", `${all};created=${created};expires=${created + 300}${params("")}`],
+          ["/other-tag", `${all};created=${created};expires=${created + 300}${params(`;tag="other"`)}`],
+          ["/expires-first", `${all};created=${created};expires=${created - 1}${params(`;tag="web-bot-auth"`)}`],
+          ["/year-long", `${all};created=${created};expires=${created + 366 * 86400}${params(`;tag="web-bot-auth"`)}`]
+        ]
+        const records = inputs.map(([path, value]) => {
+          const components = value.slice(1, value.indexOf(")")).split(" ").filter((c) => c !== "")
+          const lines = components.map((c) => {
+            const name = c.slice(1, -1)
+            const v = name === "@authority" ? "example.com" : name === "@method" ? "GET" : name === "@path" ? path : `"https://chatgpt.com"`
+            return `${c}: ${v}`
+          })
+          const base = [...lines, `"@signature-params": ${value}`].join("\n")
+          return rec(UA.chatgptUser, "192.0.2.50", path, {
+            host: "example.com",
+            method: "GET",
+            signature: `sig1=:${sign(null, Buffer.from(base), privateKey).toString("base64")}:`,
+            signature_input: `sig1=${value}`,
+            signature_agent: `"https://chatgpt.com"`
+          })
+        })
+        await ingest(t, records)
+        expect((await pages(t, "&verification=verified")).pages.map((p) => p.path)).toEqual(["/valid"])
+        expect(await verdicts(t)).toEqual({ verified: 1, spoofed: inputs.length - 1, unverified: 0 })
+      })
     })
 
     describe("cli ranges update --from DIR", () => {

@@ -208,6 +208,13 @@ for (const backend of databaseBackends()) {
       expect(Object.keys(schemas.Snapshot.properties)).toEqual(
         expect.arrayContaining(["mention_rate", "mention_rate_ci95", "citation_rate_ci95", "per_engine_n", "per_engine_ci95"])
       )
+      // The API reference says what an interval means, on the fields and on the endpoints.
+      const meaning = "from one asking to the next on the same monitored prompts and engines"
+      expect(JSON.stringify(schemas.IndustryRankingRow.properties.share_ci95)).toContain(meaning)
+      expect(JSON.stringify(schemas.EnginePerformance.properties.score_ci95)).toContain(meaning)
+      expect(openapi.paths["/api/public/v1/model"].get.description).toContain("not how other prompts would fare")
+      const page = await (await app.fetch("/api/public/v1/docs")).text()
+      expect(page).toContain("answer-to-answer variation")
       const inProcessFetch = Layer.succeed(FetchHttpClient.Fetch, ((input: RequestInfo | URL, init?: RequestInit) => {
         const url = new URL(input instanceof Request ? input.url : input.toString())
         return app.fetch(url.pathname + url.search, init)
@@ -253,6 +260,23 @@ for (const backend of databaseBackends()) {
       await run("update prompt_daily set entity_mentions = 0, entity_mentions_sq = 0")
       await run("update prompt_entity_daily set co_mentions = 0")
       const migration = await Bun.file(new URL("../../migrations/0012_answer_engines.sql", import.meta.url)).text()
+      await run(migration.slice(migration.indexOf("-- Backfill"), migration.indexOf("-- End of the backfill")))
+      expect(await snapshot()).toBe(live)
+    })
+
+    it("the backfill of migrations/0024 equals the write-time counts of observations naming an entity", async () => {
+      const run = (sql: string) => app.run(query<Record<string, unknown>>(sql) as unknown as Effect.Effect<ReadonlyArray<Record<string, unknown>>>)
+      const snapshot = () =>
+        Promise.all([
+          run("select brand_id, day, engine, region, language, entity_observations from observation_daily order by 1, 2, 3, 4, 5"),
+          run("select brand_id, day, prompt_id, entity_observations from prompt_daily order by 1, 2, 3")
+        ]).then((tables) => JSON.stringify(tables))
+      const live = await snapshot()
+      // The perplexity day: two observations, one naming 3 entities, one none.
+      expect(live).toContain("\"entity_observations\":1")
+      await run("update observation_daily set entity_observations = 0")
+      await run("update prompt_daily set entity_observations = 0")
+      const migration = await Bun.file(new URL("../../migrations/0024_real_answers.sql", import.meta.url)).text()
       await run(migration.slice(migration.indexOf("-- Backfill"), migration.indexOf("-- End of the backfill")))
       expect(await snapshot()).toBe(live)
     })

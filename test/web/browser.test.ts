@@ -216,6 +216,27 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await page.click("#submit")
     await page.getByRole("heading", { name: "Brands" }).waitFor()
 
+    // Settings > Security: a password change needs the current password; then sign out everywhere.
+    await page.goto(`${base}/#/settings/security/api-keys`)
+    await page.fill("#current-password", "not the password at all")
+    await page.fill("#new-password", "a newer browser password")
+    await page.click("#change-password")
+    await page.getByText("Current password is not right").waitFor()
+    await page.fill("#current-password", "a long browser password")
+    await page.fill("#new-password", "a newer browser password")
+    await page.click("#change-password")
+    await page.getByText("Password changed.").waitFor()
+    // This session was renewed, not ended.
+    expect(await page.evaluate(async () => (await fetch("/api/v1/me")).status)).toBe(200)
+    await page.click("#sign-out-everywhere")
+    await page.click("#confirm-sign-out-everywhere")
+    await page.getByRole("heading", { name: "Sign in" }).waitFor()
+    expect(await page.evaluate(async () => (await fetch("/api/v1/me")).status)).toBe(401)
+    await page.fill("#email", "browser@example.test")
+    await page.fill("#password", "a newer browser password")
+    await page.click("#submit")
+    await page.getByRole("heading", { name: "Brands" }).waitFor()
+
     expect(cspViolations).toEqual([])
   }, 120_000)
 
@@ -260,10 +281,13 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await page.goto(`${base}/#/brands/acme/visibility?range=30d`)
     for (const id of ["snapshots", "share-of-voice", "engines"]) await page.locator(`#${id} canvas`).waitFor()
     expect(await page.locator("#share-of-voice").textContent()).toContain("Globex")
-    // Intervals: "±" in the tables, a change within noise marked n.s., a change from nothing shown as new.
-    expect(await page.locator("#share-of-voice").textContent()).toContain("41.0% ± 3.0")
+    // Intervals: their two ends in the tables (never "±": they are lopsided near 0 and 100), what they mean
+    // said in words, a change within noise marked n.s., a change from nothing shown as new.
+    expect(await page.locator("#share-of-voice").textContent()).toContain("41.0% (38.0–44.0)")
     const engines = await page.locator("#engines").textContent()
-    expect(engines).toContain("44.2 ± 5.1")
+    expect(engines).toContain("44.2 (39.1–49.4)")
+    expect(await page.locator("#visibility-page").textContent()).not.toContain("±")
+    expect(await page.locator("#interval-meaning").textContent()).toContain("from one asking to the next on your monitored prompts and engines")
     expect(engines).toContain("-1.2 pt (n.s.)")
     expect(engines).toContain("+3.1 pt")
     expect(engines).toContain("new")

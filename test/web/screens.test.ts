@@ -139,6 +139,10 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     await page.waitForURL(/ranking\?topic=pricing$/)
     await page.locator("#ranking", { hasText: "prompts about “pricing”" }).waitFor()
     expect(await page.locator("#ranking-table tbody tr", { hasText: "Northwind CRM (you)" }).count()).toBe(1)
+    // Shares with their interval's two ends, and what an interval means.
+    expect(await page.locator("#ranking-table tbody").textContent()).toMatch(/\d+\.\d% \(\d+\.\d–\d+\.\d\)/)
+    expect(await page.locator("#ranking").textContent()).toContain("95% intervals: how much the figure moves from one asking to the next")
+    expect(await page.locator("#ranking").textContent()).not.toContain("±")
 
     await page.goto(`${base}/competitors?competitor=Pipeline.io`)
     await rows("#competitor-detail").first().waitFor()
@@ -147,6 +151,8 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     await page.goto(`${served.base}/#/portfolio`)
     await rows("#portfolio-table").first().waitFor()
     expect(await page.locator("#portfolio-table tbody tr td:first-child").allTextContents()).toEqual(["Northwind CRM", "Bramble Outfitters"])
+    expect(await page.locator("#portfolio-table tbody tr td:nth-child(2)").first().textContent()).toMatch(/^\d+\.\d \(\d+\.\d–\d+\.\d\)$/)
+    expect(await page.locator("#portfolio").textContent()).toContain("not how other prompts would fare")
 
     // The brand's navigation reaches every screen.
     await page.goto(`${base}/mentions`)

@@ -6,14 +6,16 @@ const str = (v: unknown) => dash(raw(v))
 
 /**
  * Akamai DataStream 2, JSON lines to a custom HTTPS endpoint. Field names:
- * techdocs.akamai.com/datastream2/docs/data-set-parameters and .../log-format. Values with
- * spaces or non-ASCII characters arrive URL-encoded (RFC 1738): they are decoded. reqTimeSec is
- * Unix seconds with a fraction, as a string; reqId is the record's id.
+ * techdocs.akamai.com/datastream2/docs/data-set-parameters and .../log-format. Octets outside
+ * 0x21..0x7E arrive hex-encoded (RFC 1738): the User-Agent, referrer and host are decoded; the
+ * path and query are not (a decoded `%2F` or `%3F` would change them) but take the canonical form
+ * every source gives them (Records.ts canonicalPath). reqTimeSec is Unix seconds with a fraction,
+ * as a string; reqId is the record's id.
  */
 export const isAkamai = (r: JsonObject): boolean => "reqTimeSec" in r || ("reqId" in r && "cliIP" in r) || "reqPath" in r
 
 export const fromAkamai = (r: JsonObject, receivedAt: number): LogRequest | null => {
-  const path = urlDecode(str(r.reqPath))
+  const path = str(r.reqPath)
   return toRequest({
     id: str(r.reqId),
     ts: timeOf(r.reqTimeSec),
@@ -21,7 +23,7 @@ export const fromAkamai = (r: JsonObject, receivedAt: number): LogRequest | null
     host: urlDecode(str(r.reqHost)),
     // reqPath comes without its leading slash in some streams.
     url: path === "" ? "" : path.startsWith("/") ? path : "/" + path,
-    query: urlDecode(str(r.queryStr)),
+    query: str(r.queryStr),
     ua: urlDecode(str(r.UA)),
     referrer: urlDecode(str(r.referer)),
     status: statusFrom(r.statusCode),

@@ -1,12 +1,13 @@
 import type { LogRequest } from "../Records.js"
-import { dash, statusFrom, toRequest, urlDecode } from "./common.js"
+import { dash, type JsonObject, statusFrom, str, timeOf, toRequest, urlDecode } from "./common.js"
 
 /**
  * Amazon CloudFront standard access logs (docs.aws.amazon.com/AmazonCloudFront/latest/
  * DeveloperGuide/standard-logs-reference.html): W3C extended, tab-separated, `#Version` and
  * `#Fields` header lines, one file per period, gzip. Fields are found by the `#Fields` header when
- * there is one, else in the documented default order. cs(User-Agent), cs(Referer) and
- * cs-uri-query are URL-encoded: decoded once. x-host-header (the name the viewer asked for) is
+ * there is one, else in the documented default order. cs(User-Agent) and cs(Referer) are
+ * URL-encoded: decoded once; cs-uri-stem and cs-uri-query are kept as logged, in the canonical
+ * form every source gives them (Records.ts canonicalPath). x-host-header (the name the viewer asked for) is
  * preferred over cs(Host) (the distribution's domain).
  */
 export const CLOUDFRONT_DEFAULT_FIELDS = [
@@ -88,7 +89,7 @@ export const fromCloudFrontLine = (
     method: get(columns.method),
     host,
     url: get(columns.stem),
-    query: urlDecode(get(columns.query)),
+    query: get(columns.query),
     ua: urlDecode(get(columns.ua)),
     referrer: urlDecode(get(columns.referrer)),
     status: statusFrom(get(columns.status)),
@@ -96,4 +97,33 @@ export const fromCloudFrontLine = (
     country: get(columns.country)
   }, receivedAt)
   return { parsed: true, request }
+}
+
+/**
+ * CloudFront standard logging v2 with the JSON output format: one object a record, keyed by the
+ * W3C field names of the text format (`c-ip`, `cs-uri-stem`, ...), values as the text format
+ * writes them (`-` for none, User-Agent and referrer URL-encoded). The time is `date` + `time`,
+ * else v2's `timestamp(ms)` or `timestamp` (Unix time, by magnitude).
+ */
+export const isCloudFrontJson = (r: JsonObject): boolean => "cs-uri-stem" in r || "x-edge-request-id" in r || "c-ip" in r
+
+const field = (r: JsonObject, name: string): string => dash(str(r[name]))
+
+export const fromCloudFrontJson = (r: JsonObject, receivedAt: number): LogRequest | null => {
+  const date = field(r, "date")
+  const time = field(r, "time")
+  const ts = date !== "" && time !== "" ? Date.parse(`${date}T${time}Z`) : timeOf(r["timestamp(ms)"] ?? r["timestamp"])
+  return toRequest({
+    id: field(r, "x-edge-request-id"),
+    ts,
+    method: field(r, "cs-method"),
+    host: field(r, "x-host-header") || field(r, "cs(Host)"),
+    url: field(r, "cs-uri-stem"),
+    query: field(r, "cs-uri-query"),
+    ua: urlDecode(field(r, "cs(User-Agent)")),
+    referrer: urlDecode(field(r, "cs(Referer)")),
+    status: statusFrom(r["sc-status"]),
+    ip: field(r, "c-ip"),
+    country: field(r, "c-country")
+  }, receivedAt)
 }

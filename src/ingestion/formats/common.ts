@@ -1,4 +1,4 @@
-import { type LogRequest, splitPath } from "../Records.js"
+import { canonicalQuery, hostOfTarget, type LogRequest, splitPath } from "../Records.js"
 
 /**
  * What every platform decoder shares (docs/ingestion.md, "Log sources"): the bounds a record must
@@ -100,13 +100,15 @@ export const toRequest = (r: RawRequest, receivedAt: number): LogRequest | null 
   const split = splitPath(r.url)
   const method = r.method.trim().toUpperCase()
   const ip = r.ip.trim()
+  // An absolute-form target (`GET http://www.acme.com/x`) names the host when the record does not.
+  const host = r.host !== "" ? r.host : hostOfTarget(r.url)
   return {
     recordId: r.id === "" ? null : clean(r.id, 200),
     ts: r.ts,
     method: method === "" ? "GET" : clean(method, 16),
-    host: clean(r.host.trim().toLowerCase(), 255),
+    host: clean(host.trim().toLowerCase(), 255),
     path: split.path,
-    query: r.query !== "" ? clean(r.query.startsWith("?") ? r.query.slice(1) : r.query, 2048) : split.query,
+    query: r.query !== "" ? canonicalQuery(r.query.charCodeAt(0) === 63 ? r.query.slice(1) : r.query) : split.query,
     ua: clean(r.ua, MAX_UA),
     referrer: clean(r.referrer, MAX_FIELD),
     status: r.status,
@@ -132,4 +134,81 @@ export class ContentKeys {
     this.seen.set(hash, n + 1)
     return n === 0 ? `c:${hash}` : `c:${hash}:${n}`
   }
+}
+
+/** Country names as logs write them that the region names of Intl.DisplayNames do not spell. */
+const COUNTRY_ALIASES: Record<string, string> = {
+  "united states of america": "US",
+  "usa": "US",
+  "great britain": "GB",
+  "united kingdom of great britain and northern ireland": "GB",
+  "russian federation": "RU",
+  "korea, republic of": "KR",
+  "republic of korea": "KR",
+  "korea, democratic people's republic of": "KP",
+  "viet nam": "VN",
+  "iran, islamic republic of": "IR",
+  "taiwan, province of china": "TW",
+  "syrian arab republic": "SY",
+  "lao people's democratic republic": "LA",
+  "moldova, republic of": "MD",
+  "tanzania, united republic of": "TZ",
+  "venezuela, bolivarian republic of": "VE",
+  "bolivia, plurinational state of": "BO",
+  "czech republic": "CZ",
+  "turkey": "TR",
+  "turkiye": "TR",
+  "hong kong": "HK",
+  "macao": "MO",
+  "macau": "MO",
+  "palestine, state of": "PS",
+  "palestine": "PS",
+  "congo, the democratic republic of the": "CD",
+  "brunei darussalam": "BN",
+  "cape verde": "CV",
+  "swaziland": "SZ",
+  "macedonia": "MK",
+  "myanmar": "MM",
+  "burma": "MM",
+  "ivory coast": "CI",
+  "cote d'ivoire": "CI",
+  "côte d'ivoire": "CI",
+  "holy see (vatican city state)": "VA",
+  "micronesia, federated states of": "FM",
+  "virgin islands, british": "VG",
+  "virgin islands, u.s.": "VI"
+}
+/** Two-letter codes Intl names that are not current countries (groupings, withdrawn or reserved codes). */
+const NOT_COUNTRIES = new Set(["EU", "EZ", "UN", "QO", "ZZ", "XA", "XB", "SU", "YU", "CS", "AN", "UK", "AC", "CP", "DG", "EA", "IC", "TA"])
+
+let countryNames: Map<string, string> | undefined
+/** English country name (any case) -> ISO 3166-1 alpha-2, built once from Intl's region names. */
+const countryByName = (): Map<string, string> => {
+  if (countryNames !== undefined) return countryNames
+  const names = new Map<string, string>(Object.entries(COUNTRY_ALIASES))
+  const display = new Intl.DisplayNames(["en"], { type: "region" })
+  for (let a = 65; a <= 90; a++) {
+    for (let b = 65; b <= 90; b++) {
+      const code = String.fromCharCode(a, b)
+      // A withdrawn code ("DD", "BU") has a canonical successor: only the successor is kept.
+      if (NOT_COUNTRIES.has(code) || Intl.getCanonicalLocales(`und-${code}`)[0] !== `und-${code}`) continue
+      const name = display.of(code)
+      if (name === undefined || name === code || name === "Unknown Region") continue
+      const key = name.toLowerCase().replaceAll("’", "'")
+      if (!names.has(key)) names.set(key, code)
+    }
+  }
+  countryNames = names
+  return names
+}
+
+/**
+ * A country as a log gives it: an ISO 3166-1 alpha-2 code as it is, an English country name
+ * ("Germany", "united states") as its code; "" for anything else ("**", "--", a region).
+ */
+export const countryCode = (value: string): string => {
+  const v = value.trim()
+  if (v.length === 2) return COUNTRY.test(v) ? v : ""
+  if (v.length < 4 || v.length > 60) return ""
+  return countryByName().get(v.toLowerCase().replaceAll("’", "'")) ?? ""
 }

@@ -1,11 +1,13 @@
 import type { LogRequest } from "../Records.js"
-import { type JsonObject, statusFrom, str, timeOf, toRequest } from "./common.js"
+import { countryCode, type JsonObject, statusFrom, str, timeOf, toRequest } from "./common.js"
 
 /**
  * Fastly real-time log streaming to an HTTPS endpoint, one JSON object a line, with the log
  * format this project publishes (docs/ingestion.md, `FASTLY_LOG_FORMAT`). Its field names are
  * those of Fastly's own JSON logging example (fastly.com/documentation/guides/integrations/
- * logging-endpoints/log-streaming-https and "Custom log formats").
+ * logging-endpoints/log-streaming-https and "Custom log formats"). That example names the
+ * country `geo_country` (client.geo.country_name); ours `geo_country_code`: either is read, a
+ * name mapped to its ISO code.
  */
 export const FASTLY_LOG_FORMAT =
   `{"timestamp":"%{strftime(\\{"%Y-%m-%dT%H:%M:%S%z"\\}, time.start)}V",` +
@@ -34,5 +36,5 @@ export const fromFastly = (r: JsonObject, receivedAt: number): LogRequest | null
     referrer: str(r.request_referer),
     status: statusFrom(r.response_status),
     ip: str(r.client_ip),
-    country: str(r.geo_country_code)
+    country: countryCode(str(r.geo_country_code) || str(r.geo_country))
   }, receivedAt)

@@ -4,7 +4,9 @@ import {
   type CloudFrontColumns,
   DEFAULT_COLUMNS,
   fieldsHeader,
+  fromCloudFrontJson,
   fromCloudFrontLine,
+  isCloudFrontJson,
   looksCloudFront
 } from "./cloudfront.js"
 import { fromCloudflare, isCloudflare } from "./cloudflare.js"
@@ -15,6 +17,10 @@ import { fromNetlify, isNetlify } from "./netlify.js"
 
 export { isLogFormat, LOG_FORMATS, type LogFormat } from "./common.js"
 
+/** The text a record without an id is keyed by when it has no line of its own: what was read from it. */
+const fieldsText = (r: LogRequest): string =>
+  `${r.ts}\t${r.method}\t${r.host}\t${r.path}\t${r.query}\t${r.status}\t${r.clientIp}\t${r.country}\t${r.referrer}\t${r.ua}`
+
 /**
  * The log sources behind one decoder (docs/ingestion.md, "Log sources"): a stream of lines or
  * JSON values in, requests out, with the counts the drain answers. `auto` tells the formats
@@ -23,8 +29,10 @@ export { isLogFormat, LOG_FORMATS, type LogFormat } from "./common.js"
  * "request" status ...`: combined). A forced format reads only its own records.
  *
  * Every request gets a record id: the platform's (RayID, reqId, request_id, x-edge-request-id)
- * or, when it has none, the content key of its text (ContentKeys). The Vercel format keeps its
- * own rule (its `id`, else the delivery's key), as before.
+ * or, when it has none, the content key of its text (ContentKeys): the line as read, or, for an
+ * element of a JSON array (no line of its own), the fields read from it. Never the element
+ * re-serialised: a value nested 200,000 deep would overflow the stack, and the fields are all the
+ * record says. The Vercel format keeps its own rule (its `id`, else the delivery's key), as before.
  */
 export class LogDecoder {
   /** Records seen: JSON values, and non-empty lines that are not header or comment lines. */
@@ -43,15 +51,15 @@ export class LogDecoder {
     this.byFormat[format] = (this.byFormat[format] ?? 0) + 1
   }
 
-  private keyed(request: LogRequest | null, text: () => string, out: Array<LogRequest>) {
+  private keyed(request: LogRequest | null, text: string | undefined, out: Array<LogRequest>) {
     if (request === null) return
-    out.push(request.recordId !== null ? request : { ...request, recordId: this.keys.next(text()) })
+    if (request.recordId !== null) return void out.push(request)
+    out.push({ ...request, recordId: this.keys.next(text ?? fieldsText(request)) })
   }
 
   /** One JSON value (an array element or a line's object); `text` its raw line when there is one. */
   value(v: unknown, out: Array<LogRequest>, text?: string): void {
     this.scanned++
-    const raw = () => text ?? JSON.stringify(v)
     const format = this.format
     if (!isObject(v)) {
       // A JSON value that is not a record: seen, not a request (as the Vercel drain always did).
@@ -61,7 +69,8 @@ export class LogDecoder {
     const r: JsonObject = v
     const pick = format !== "auto"
       ? format
-      : isCloudflare(r) ? "cloudflare" : isAkamai(r) ? "akamai" : isNetlify(r) ? "netlify" : isFastly(r) ? "fastly" : "vercel"
+      : isCloudflare(r) ? "cloudflare" : isAkamai(r) ? "akamai" : isNetlify(r) ? "netlify" : isFastly(r) ? "fastly"
+      : isCloudFrontJson(r) ? "cloudfront" : "vercel"
     switch (pick) {
       case "vercel": {
         this.count("vercel")
@@ -71,16 +80,21 @@ export class LogDecoder {
       }
       case "cloudflare":
         this.count(pick)
-        return this.keyed(fromCloudflare(r, this.receivedAt), raw, out)
+        return this.keyed(fromCloudflare(r, this.receivedAt), text, out)
       case "akamai":
         this.count(pick)
-        return this.keyed(fromAkamai(r, this.receivedAt), raw, out)
+        return this.keyed(fromAkamai(r, this.receivedAt), text, out)
       case "netlify":
         this.count(pick)
-        return this.keyed(fromNetlify(r, this.receivedAt), raw, out)
+        return this.keyed(fromNetlify(r, this.receivedAt), text, out)
       case "fastly":
         this.count(pick)
-        return this.keyed(fromFastly(r, this.receivedAt), raw, out)
+        return this.keyed(fromFastly(r, this.receivedAt), text, out)
+      case "cloudfront":
+        // Standard logging v2 delivers JSON records with the W3C field names; other JSON is not CloudFront's.
+        if (!isCloudFrontJson(r)) return
+        this.count(pick)
+        return this.keyed(fromCloudFrontJson(r, this.receivedAt), text, out)
       default:
         // A JSON record given to a text format: not a record of it.
         return
@@ -124,7 +138,7 @@ export class LogDecoder {
       const result = fromCloudFrontLine(line, this.columns ?? DEFAULT_COLUMNS, this.receivedAt)
       if (result.parsed) {
         this.count("cloudfront")
-        return this.keyed(result.request, () => line, out)
+        return this.keyed(result.request, line, out)
       }
       if (format === "cloudfront") return
     }
@@ -132,7 +146,7 @@ export class LogDecoder {
       const result = fromCombinedLine(line, this.receivedAt)
       if (result.parsed) {
         this.count("combined")
-        return this.keyed(result.request, () => line, out)
+        return this.keyed(result.request, line, out)
       }
     }
   }

@@ -140,8 +140,18 @@ const keysPage = () => {
     clear(list)
     if (!result.ok) return append(list, [errorBox(describeError(result.error))])
     const active = result.value.keys.filter((key) => key.revoked_at === null).length
+    const limit = result.value.limit
     append(list, [
-      h("p", { class: "muted", id: "key-usage" }, `${active} of ${result.value.limit} active keys allowed by your plan.`),
+      h("p", { class: "muted", id: "key-usage" }, `${active} of ${limit} active keys allowed by your plan.`),
+      // After a downgrade: the server keeps the oldest keys up to the cap working and refuses the others.
+      active > limit
+        ? h(
+          "p",
+          { class: "notice", id: "keys-over-plan" },
+          `Your plan allows ${limit} active key${limit === 1 ? "" : "s"}: the oldest ${limit === 1 ? "one works" : `${limit} work`}, ` +
+            "and requests with the newer ones are refused until you revoke keys to fit or upgrade your plan."
+        )
+        : null,
       result.value.keys.length === 0
         ? emptyState("No API keys yet. Create one above to read your brands from your own scripts, a BI tool or an AI assistant (MCP).")
         : h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": "API keys" }, h(
@@ -249,10 +259,80 @@ const keysPage = () => {
     ),
     h("div", { class: "card" }, h("h2", null, "Create a key"), form, status, created),
     h("div", { class: "card" }, h("h2", null, "Keys"), list),
-    confirmDialog
+    confirmDialog,
+    passwordCard(),
+    sessionsCard()
   ])
   void refresh()
   return page
+}
+
+/** Settings › Security: a new password needs the current one; every other session ends with it. */
+const passwordCard = () => {
+  const status = h("div")
+  const current = h("input", { id: "current-password", type: "password", autocomplete: "current-password", required: true })
+  const next = h("input", { id: "new-password", type: "password", autocomplete: "new-password", required: true, minlength: 10 })
+  const form = h(
+    "form",
+    {
+      id: "password-form",
+      onsubmit: async (event: Event) => {
+        event.preventDefault()
+        clear(status)
+        const result = await post("/api/v1/me/password", { current_password: current.value, new_password: next.value })
+        current.value = next.value = ""
+        if (!result.ok) return append(status, [errorBox(describeError(result.error))])
+        append(status, [h("div", { class: "notice", role: "status" }, "Password changed. Every other session of yours has been signed out.")])
+      }
+    },
+    h("label", { for: "current-password" }, "Current password"),
+    current,
+    h("label", { for: "new-password" }, "New password (at least 10 characters)"),
+    next,
+    h("p", null, h("button", { type: "submit", id: "change-password" }, "Change password"))
+  )
+  return h("section", { class: "card", "aria-labelledby": "password-title" }, h("h2", { id: "password-title" }, "Password"), form, status)
+}
+
+/** Settings › Security: "sign out everywhere" ends every session of the user, this one included. */
+const sessionsCard = () => {
+  const status = h("div")
+  const dialog = h("dialog", { id: "sign-out-everywhere-dialog" })
+  const ask = () => {
+    clear(dialog)
+    append(dialog, [
+      h("h2", null, "Sign out everywhere?"),
+      h("p", null, "Every session of yours ends, on every device and browser, this one included. You will need to sign in again."),
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "button", class: "secondary", onclick: () => dialog.close() }, "Cancel"),
+        h("button", {
+          type: "button",
+          class: "danger",
+          id: "confirm-sign-out-everywhere",
+          onclick: async () => {
+            dialog.close()
+            const result = await post("/api/v1/me/sign-out-everywhere")
+            clear(status)
+            if (!result.ok) return append(status, [errorBox(describeError(result.error))])
+            me = null
+            go("#/signin")
+          }
+        }, "Sign out everywhere")
+      )
+    ])
+    dialog.showModal()
+  }
+  return h(
+    "section",
+    { class: "card", "aria-labelledby": "sessions-title" },
+    h("h2", { id: "sessions-title" }, "Sessions"),
+    h("p", { class: "muted" }, "Signed in on a device you no longer use, or worried someone else is? End every session at once."),
+    h("p", null, h("button", { type: "button", class: "danger", id: "sign-out-everywhere", onclick: ask }, "Sign out everywhere")),
+    status,
+    dialog
+  )
 }
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,7 @@ import { chart, PALETTE } from "./charts.js"
 import { append, clear, formatDate, formatNumber, formatPercent, h } from "./dom.js"
 import { engineLabel, RANGES, rangeLabel } from "./labels.js"
 import { emptyState, loadingState, nameInto, tableWrap } from "./ui.js"
+import { INTERVAL_MEANING, intervalEnds } from "./intervals.js"
 
 /** How AI answer engines talk about one brand: daily snapshots, share of voice, engines. */
 
@@ -14,9 +15,6 @@ const section = (title: string, id: string) => {
 
 const signed = (value: number, digits = 1) => `${value >= 0 ? "+" : ""}${value.toFixed(digits)}`
 
-/** "± x" from a 95% interval around a value (same scale), or "" without one. */
-const plusMinus = (interval: readonly [number, number] | null | undefined, scale: number, digits = 1) =>
-  interval == null ? "" : ` ± ${((Math.max(interval[1] - interval[0], 0) / 2) * scale).toFixed(digits)}`
 
 /**
  * A change with its significance: "new" when there was nothing before (the change would only repeat
@@ -28,6 +26,12 @@ const change = (delta: number, isNew: boolean, interval: readonly [number, numbe
   return interval != null && significant === false
     ? h("span", { class: "muted", title: `not significant: the 95% interval [${signed(interval[0] * scale)}, ${signed(interval[1] * scale)}] includes 0` }, `${text} (n.s.)`)
     : h("span", null, text)
+}
+
+/** " (refused 1, blocked 2)": why calls failed, or "" when none did. */
+const byReason = (reasons: Readonly<Record<string, number>> | undefined) => {
+  const entries = Object.entries(reasons ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return entries.length === 0 ? "" : ` (${entries.map(([reason, n]) => `${reason.replace(/_/g, " ")} ${n}`).join(", ")})`
 }
 
 export const visibilityPage = (slug: string, params: URLSearchParams) => {
@@ -102,7 +106,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
                   null,
                   h("td", null, row.is_own ? h("strong", null, row.name) : row.name),
                   h("td", { class: "num" }, formatNumber(row.mentions)),
-                  h("td", { class: "num" }, formatPercent(row.share) + plusMinus(row.share_ci95, 100)),
+                  h("td", { class: "num" }, formatPercent(row.share) + intervalEnds(row.share_ci95, 100)),
                   h("td", { class: "num" }, change(row.delta, row.share > 0 && Math.abs(row.delta - row.share) < 1e-12, row.delta_ci95, row.significant, 100, " pt"))
                 )
               )
@@ -147,7 +151,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
                   null,
                   h("td", null, engineLabel(row.engine)),
                   h("td", { class: "num" }, row.n === undefined ? "" : formatNumber(row.n)),
-                  h("td", { class: "num" }, (row.n === 0 ? "–" : row.score.toFixed(1)) + (row.n === 0 ? "" : plusMinus(row.score_ci95, 1))),
+                  h("td", { class: "num" }, (row.n === 0 ? "–" : row.score.toFixed(1)) + (row.n === 0 ? "" : intervalEnds(row.score_ci95, 1))),
                   h("td", { class: "num" }, row.n === 0 ? h("span", { class: "muted" }, "no answers") : change(row.delta, row.delta_ci95 === null, row.delta_ci95, row.significant, 1, " pt"))
                 )
               )
@@ -187,7 +191,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
                 h("td", null, engineLabel(row.engine)),
                 h("td", null, formatDate(row.scanned_at)),
                 h("td", { class: "num" }, formatNumber(row.observations)),
-                h("td", { class: "num" }, formatNumber(row.failures)),
+                h("td", { class: "num" }, formatNumber(row.failures) + byReason(row.failures_by_reason)),
                 h("td", null, row.last_error === null ? "OK" : h("span", { class: "muted" }, `Failed: ${row.last_error}`))
               )
             )
@@ -202,6 +206,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     tabs(slug, "visibility"),
     nameInto(h("h1"), slug, (name) => `Visibility in AI answers · ${name}`),
     h("p", { class: "muted" }, "How often AI answer engines mention this brand and its competitors, with 95% intervals: a change marked n.s. is within the noise."),
+    h("p", { class: "muted", id: "interval-meaning" }, INTERVAL_MEANING),
     h(
       "form",
       {

@@ -1,6 +1,7 @@
 import { get } from "../api.js"
 import { formatNumber, h } from "../dom.js"
 import { dataTable, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeOf, section } from "./kit.js"
+import { INTERVAL_MEANING, intervalEnds } from "../intervals.js"
 
 /** Every brand of the account side by side: AI presence score, its change, top engine and competitor. State: ?range=30d. */
 
@@ -30,7 +31,7 @@ export const portfolioScreen = (params: URLSearchParams) => {
           ["Brand", "AI presence score", "Change (7 days)", "Answers", "Top engine", "Top competitor"],
           rows.map((b) => [
             h("a", { href: `#/brands/${b.slug}/visibility${range === "30d" ? "" : `?range=${range}`}` }, b.name),
-            b.n === 0 ? "—" : b.ai_presence_score.toFixed(1) + (b.ai_presence_score_ci95 ? ` ± ${((b.ai_presence_score_ci95[1] - b.ai_presence_score_ci95[0]) / 2).toFixed(1)}` : ""),
+            b.n === 0 ? "—" : b.ai_presence_score.toFixed(1) + intervalEnds(b.ai_presence_score_ci95, 1),
             b.n === 0 ? "—" : `${b.delta_7d >= 0 ? "+" : "−"}${Math.abs(b.delta_7d).toFixed(1)}`,
             formatNumber(b.n),
             b.top_engine === "" ? "—" : engineLabel(b.top_engine),
@@ -39,7 +40,7 @@ export const portfolioScreen = (params: URLSearchParams) => {
           [1, 2, 3],
           { id: "portfolio-table", "aria-label": "Brands of the portfolio" }
         ),
-      h("p", { class: "muted" }, "The AI presence score is the share of answers naming the brand, out of 100; ± gives its 95% interval.")
+      h("p", { class: "muted" }, `The AI presence score is the share of answers naming the brand, out of 100. ${INTERVAL_MEANING}`)
     )
   })
   return h(

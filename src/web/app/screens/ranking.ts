@@ -2,6 +2,7 @@ import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, formatPercent, h } from "../dom.js"
 import { dataTable, emptyState, errorState, field, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, select } from "./kit.js"
+import { intervalEnds, INTERVAL_MEANING } from "../intervals.js"
 
 /**
  * Share of voice of the primary brand against its competitors, for every prompt or one topic.
@@ -60,7 +61,7 @@ export const rankingScreen = (slug: string, params: URLSearchParams) => {
         ? null
         : h("p", { class: "notice" }, `The ranking compares your primary brand (the first one you added), ${data.brand_name}, with its competitors. `,
           h("a", { href: `#/brands/${data.brand_slug}/ranking?${query.toString()}` }, `Open it under ${data.brand_name}`)),
-      h("p", { class: "muted" }, `${formatNumber(data.total_responses)} answers ${data.topic ? `to prompts about “${data.topic}”` : "to all prompts"}, ${rangeLabel(range).toLowerCase()}.`),
+      h("p", { class: "muted" }, `${formatNumber(data.total_responses)} answers ${data.topic ? `to prompts about “${data.topic}”` : "to all prompts"}, ${rangeLabel(range).toLowerCase()}. ${INTERVAL_MEANING}`),
       data.ranking.length === 0
         ? emptyState(
           topic === "" ? "No answers in this period yet: the ranking fills in after the first scans." : "No answers to prompts of this topic in this period.",
@@ -72,7 +73,7 @@ export const rankingScreen = (slug: string, params: URLSearchParams) => {
             String(i + 1),
             h("span", null, row.is_own ? h("strong", null, `${row.name} (you)`) : row.name, row.is_pinned ? h("span", { class: "badge active" }, " pinned") : null),
             formatNumber(row.mentions),
-            formatPercent(row.share) + (row.share_ci95 ? ` ± ${(((row.share_ci95[1] - row.share_ci95[0]) / 2) * 100).toFixed(1)}` : ""),
+            formatPercent(row.share) + intervalEnds(row.share_ci95, 100),
             row.significant ? points(row.delta) : h("span", { class: "muted", title: "Within sampling noise" }, `${points(row.delta)} (not significant)`),
             formatPercent(row.sentiment.pos),
             formatPercent(row.sentiment.neg)
