@@ -128,6 +128,7 @@ const DESCRIPTION =
   "and including today (UTC), default 30d."
 
 export class ActionsGroup extends HttpApiGroup.make("actions")
+  .annotate(OpenApi.Description, "What to fix first: actions from the crawler logs and the AI answers, each with its evidence")
   .add(
     HttpApiEndpoint.get("list", "/brands/:slug/actions")
       .setPath(SlugPath)
