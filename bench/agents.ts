@@ -225,6 +225,20 @@ const CASES: ReadonlyArray<{ name: string; path: string; raw: string; check?: (b
         throw new Error(`/agents ${days}d differs from raw SQL: ${JSON.stringify(body.kpis)} vs ${raw[0].hits}, ${raw[0].pages}`)
       }
     }
+  })),
+  // What to fix first (docs/actions.md): its crawler actions checked against the raw hits.
+  ...[90, 30, 7].map((days) => ({
+    name: `/actions, range=${days}d`,
+    path: `/actions?range=${days}d`,
+    raw: `select path, count(*) as hits, count(*) filter (where status >= 400) as errors
+          from crawler_hits where brand_id = ${brandId} and ts >= '${fromOf(days)}'::date
+          group by path having count(*) >= 10 and count(*) filter (where status >= 400) * 100 >= count(*) * 20
+          order by errors desc, path collate "C" limit 20`,
+    check: (body: any, raw: Array<any>) => {
+      const ours = body.actions.filter((a: any) => a.kind === "fix_crawler_errors").map((a: any) => `${a.evidence.path}:${a.evidence.hits}:${a.evidence.error_hits}`).join(",")
+      const theirs = raw.map((p: any) => `${p.path}:${p.hits}:${p.errors}`).join(",")
+      if (ours !== theirs) throw new Error(`/actions ${days}d differs from raw SQL: ${ours} vs ${theirs}`)
+    }
   }))
 ]
 

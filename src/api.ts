@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AuthGroup, MeGroup } from "./accounts/Api.js"
+import { ActionsGroup } from "./actions/Api.js"
 import { AgentsGroup } from "./agents/Api.js"
 import { BrandsGroup, DashboardBrandsGroup } from "./brands/Api.js"
 import { IngestionGroup } from "./ingestion/Api.js"
@@ -19,7 +20,7 @@ const servers = [{ url: "/", description: "This server (every path below is abso
 // No open-source licence: the SPDX form for a licence of its own.
 const license = { name: "Proprietary", identifier: "LicenseRef-Proprietary" }
 
-/** The customer API: 21 paths under /api/public/v1, bearer API keys only. */
+/** The customer API: 22 paths under /api/public/v1, bearer API keys only. */
 export class PublicApi extends HttpApi.make("public")
   .add(BrandsGroup)
   .add(VisibilityGroup)
@@ -27,6 +28,7 @@ export class PublicApi extends HttpApi.make("public")
   .add(IngestionGroup)
   .add(CitationsGroup)
   .add(IndustryGroup)
+  .add(ActionsGroup)
   // Answered by the edge on any route (docs/operations.md): the rate limits, the body cap, a database
   // outage or a shutdown.
   .addError(RateLimitedError)

@@ -47,11 +47,48 @@ type Pages = typeof AgentPagesResponse.Type
 type SearchPerformance = typeof SearchPerformanceResponse.Type
 type Attribution = typeof AttributionResponse.Type
 
+/** A failing page of a range (docs/actions.md): its hits, its error hits by status and by bot. */
+export interface ErrorPage {
+  readonly path: string
+  readonly hits: number
+  readonly errors: number
+  /** Error hits per status code (400..599), as text keys. */
+  readonly statuses: Readonly<Record<string, number>>
+  /** Bots of the error hits, by their error hits descending, then name. */
+  readonly bots: ReadonlyArray<{ readonly bot: string; readonly hits: number }>
+}
+
+/** One path's hits in a range by status and by bot (statuses of unknown status left out of `statuses`). */
+export interface PathStatuses {
+  readonly hits: number
+  readonly statuses: Readonly<Record<string, number>>
+  /** Bots by hits descending, then name. */
+  readonly bots: ReadonlyArray<{ readonly bot: string; readonly hits: number }>
+}
+
 export interface AgentsShape {
   readonly dashboard: (accountId: number, slug: string, params: CrawlerParams, publicBase: string) => Effect.Effect<Dashboard, NotFound>
   readonly pages: (accountId: number, slug: string, params: PagesParams) => Effect.Effect<Pages, NotFound | BadRequest>
   readonly searchPerformance: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<SearchPerformance, NotFound>
   readonly attribution: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<Attribution, NotFound>
+  /**
+   * Pages of the range with at least `minHits` crawler hits of which at least `minErrorPercent`% answered
+   * 4xx/5xx, most error hits first, then path; at most `limit` (the figures of GET /agents/pages).
+   */
+  readonly errorPages: (
+    accountId: number,
+    slug: string,
+    range: Range | undefined,
+    rule: { readonly minHits: number; readonly minErrorPercent: number; readonly limit: number }
+  ) => Effect.Effect<ReadonlyArray<ErrorPage>, NotFound>
+  /** One exact stored path's hits of the range by status and by bot. */
+  readonly pathStatuses: (accountId: number, slug: string, range: Range | undefined, path: string) => Effect.Effect<PathStatuses, NotFound>
+  /** Per bot of the range: hits and spoofed hits (GET /agents's by_bot, unfiltered and with verification=spoofed). */
+  readonly botVerdicts: (
+    accountId: number,
+    slug: string,
+    range: Range | undefined
+  ) => Effect.Effect<ReadonlyArray<{ readonly bot: string; readonly hits: number; readonly spoofed: number }>, NotFound>
 }
 
 export class Agents extends Context.Tag("Agents")<Agents, AgentsShape>() {}
@@ -426,6 +463,63 @@ export const AgentsLive = Layer.effect(
         } satisfies Attribution
       })
 
-    return { dashboard, pages, searchPerformance, attribution }
+    /** Hits by bot, most first, then name (byte order). */
+    const botList = (m: Map<string, number>) =>
+      [...m].map(([bot, hits]) => ({ bot, hits })).sort((a, b) => b.hits - a.hits || (a.bot < b.bot ? -1 : a.bot > b.bot ? 1 : 0))
+    const statusRecord = (m: Map<number, number>) =>
+      Object.fromEntries([...m].sort(([a], [b]) => a - b).map(([status, n]) => [String(status), n]))
+
+    const errorPages: AgentsShape["errorPages"] = (accountId, slug, rangeParam, rule) =>
+      Effect.gen(function*() {
+        const { brand, window } = yield* context(accountId, slug, rangeParam)
+        const failing = yield* repo.errorPaths(accountId, brand.id, {
+          from: window.from,
+          to: window.to,
+          days: window.days,
+          ...rule
+        })
+        const detail = yield* repo.pathStatuses(accountId, brand.id, window.from, window.to, failing.map((row) => row.path))
+        const perPath = new Map<string, { statuses: Map<number, number>; bots: Map<string, number> }>()
+        for (const row of detail) {
+          if (row.status === null || row.status < 400) continue
+          const entry = perPath.get(row.path) ?? { statuses: new Map(), bots: new Map() }
+          entry.statuses.set(row.status, (entry.statuses.get(row.status) ?? 0) + row.hits)
+          sumInto(entry.bots, row.bot, row.hits)
+          perPath.set(row.path, entry)
+        }
+        return failing.map((row) => {
+          const entry = perPath.get(row.path)
+          return {
+            path: row.path,
+            hits: row.hits,
+            errors: row.errors,
+            statuses: entry === undefined ? {} : statusRecord(entry.statuses),
+            bots: entry === undefined ? [] : botList(entry.bots)
+          }
+        })
+      })
+
+    const pathStatuses: AgentsShape["pathStatuses"] = (accountId, slug, rangeParam, path) =>
+      Effect.gen(function*() {
+        const { brand, window } = yield* context(accountId, slug, rangeParam)
+        const detail = yield* repo.pathStatuses(accountId, brand.id, window.from, window.to, [path])
+        let hits = 0
+        const statuses = new Map<number, number>()
+        const bots = new Map<string, number>()
+        for (const row of detail) {
+          hits += row.hits
+          if (row.status !== null) statuses.set(row.status, (statuses.get(row.status) ?? 0) + row.hits)
+          sumInto(bots, row.bot, row.hits)
+        }
+        return { hits, statuses: statusRecord(statuses), bots: botList(bots) }
+      })
+
+    const botVerdicts: AgentsShape["botVerdicts"] = (accountId, slug, rangeParam) =>
+      Effect.gen(function*() {
+        const { brand, window } = yield* context(accountId, slug, rangeParam)
+        return yield* repo.botVerdicts(accountId, brand.id, window.from, window.to)
+      })
+
+    return { dashboard, pages, searchPerformance, attribution, errorPages, pathStatuses, botVerdicts }
   })
 )

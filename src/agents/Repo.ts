@@ -1,5 +1,6 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option, Predicate, Schema } from "effect"
+import { DAY_MS, dayList, dayMs } from "../platform/Days.js"
 import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
 
 /**
@@ -92,6 +93,35 @@ export const ReferralCount = Schema.Struct({
 })
 export type ReferralCount = typeof ReferralCount.Type
 
+/** A path's hits and error hits in a range (the pages list's figures, docs/actions.md). */
+export const PathErrorsRow = Schema.Struct({ path: Schema.String, hits: Schema.Number, errors: Schema.Number })
+export type PathErrorsRow = typeof PathErrorsRow.Type
+
+/** Hits of one (path, bot, status) in a range; status null when unknown. */
+export const PathStatusRow = Schema.Struct({
+  path: Schema.String,
+  bot: Schema.String,
+  status: Schema.NullOr(Schema.Number),
+  hits: Schema.Number
+})
+export type PathStatusRow = typeof PathStatusRow.Type
+
+/** A bot's hits in a range and those of them whose verdict is spoofed. */
+export const BotVerdictRow = Schema.Struct({ bot: Schema.String, hits: Schema.Number, spoofed: Schema.Number })
+export type BotVerdictRow = typeof BotVerdictRow.Type
+
+/** Which paths count as failing (docs/actions.md): enough hits, and a share of them errors. */
+export interface ErrorPathsQuery {
+  readonly from: string
+  readonly to: string
+  /** 7, 30 or 90: the span rows read. */
+  readonly days: number
+  readonly minHits: number
+  /** errors * 100 >= hits * minErrorPercent (integers: no rounding at the threshold). */
+  readonly minErrorPercent: number
+  readonly limit: number
+}
+
 const DayRow = Schema.Struct({ day: Schema.NullOr(Schema.String) })
 const AsOfRow = Schema.Struct({ asOf: Schema.NullOr(Schema.String) })
 const LockedStateRow = Schema.Struct({ asOf: Schema.NullOr(Schema.String), gap: Schema.NullOr(Schema.Number) })
@@ -124,6 +154,21 @@ export interface AgentsRepoShape {
   readonly pages: (accountId: number, brandId: number, query: PagesQuery) => Effect.Effect<PagesResult>
   /** AI referrals per (day, engine, landing path) in [from, to]. */
   readonly referrals: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<ReferralCount>>
+  /**
+   * Paths of the range with at least `minHits` hits of which at least `minErrorPercent`% have status >= 400,
+   * most errors first, then path (byte order); at most `limit`. The figures of the unfiltered pages list.
+   */
+  readonly errorPaths: (accountId: number, brandId: number, query: ErrorPathsQuery) => Effect.Effect<ReadonlyArray<PathErrorsRow>>
+  /** Hits per (path, bot, status) of the given paths in [from, to] (the rollup). */
+  readonly pathStatuses: (
+    accountId: number,
+    brandId: number,
+    from: string,
+    to: string,
+    paths: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<PathStatusRow>>
+  /** Per bot of [from, to]: hits and spoofed hits (crawler_daily, as GET /agents's by_bot with and without verification=spoofed). */
+  readonly botVerdicts: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<BotVerdictRow>>
   /** The first day the brand's rollup holds, or null when it holds nothing. */
   readonly firstRollupDay: (accountId: number, brandId: number) => Effect.Effect<string | null>
   /**
@@ -486,6 +531,45 @@ export const AgentsRepoLive = Layer.effect(
           where account_id = ${accountId} and brand_id = ${brandId}
             and ts >= ${from}::date::timestamp at time zone 'UTC' and ts < (${to}::date + 1)::timestamp at time zone 'UTC'
           group by 1, 2, 3`.pipe(rows(ReferralCount), Effect.orDie),
+
+      errorPaths: (accountId, brandId, query) =>
+        Effect.gen(function*() {
+          // The per-path spans (one row per path of the window), made to end today first, as the pages list does.
+          yield* repo.ensureSpans(accountId, brandId, query.to)
+          return yield* sql`
+            select path, hits, errors from crawler_page_span
+            where account_id = ${accountId} and brand_id = ${brandId} and span = ${query.days}
+              and hits >= ${query.minHits} and errors * 100 >= hits * ${query.minErrorPercent}
+            order by errors desc, path collate "C" asc
+            limit ${query.limit}`.pipe(rows(PathErrorsRow))
+        }).pipe(Effect.orDie),
+
+      pathStatuses: (accountId, brandId, from, to, paths) =>
+        paths.length === 0
+          ? Effect.succeed([])
+          // One index probe per (day, path) of the (account_id, brand_id, day, path, ...) key: a range
+          // of days filtered by path would read every rollup row of the brand's window. The lateral
+          // subquery is fenced (offset 0) so that it stays a probe: joined as a plain join, the planner
+          // hashed the whole window of the 5-million-hit bench brand instead (1.2 s at 7d). The days go as
+          // an array: generate_series was estimated at 1,000 rows, which priced the probes high enough to
+          // be compiled (JIT) on every call.
+          : sql`
+            select p.path, x.bot, x.status, sum(x.hits)::int as hits
+            from unnest(${paths}::text[]) as p(path)
+            cross join unnest(${dayList(from, (dayMs(to) - dayMs(from)) / DAY_MS + 1)}::date[]) as d(day)
+            cross join lateral (
+              select r.bot, r.status, r.hits from crawler_rollup r
+              where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day = d.day::date and r.path = p.path
+              offset 0
+            ) x
+            group by p.path, x.bot, x.status`.pipe(rows(PathStatusRow), Effect.orDie),
+
+      botVerdicts: (accountId, brandId, from, to) =>
+        sql`
+          select bot, sum(hits)::int as hits, coalesce(sum(hits) filter (where verification = 'spoofed'), 0)::int as spoofed
+          from crawler_daily
+          where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
+          group by bot`.pipe(rows(BotVerdictRow), Effect.orDie),
 
       firstRollupDay: (accountId, brandId) =>
         firstRollupDayQuery(accountId, brandId).pipe(

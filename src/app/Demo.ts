@@ -46,6 +46,12 @@ interface DemoBrand {
   readonly aliases: ReadonlyArray<string>
   readonly competitors: ReadonlyArray<{ name: string; domain: string; aliases: ReadonlyArray<string>; pinned: boolean }>
   readonly prompts: ReadonlyArray<DemoPrompt>
+  /**
+   * Made so for the demo's actions (docs/actions.md): the answers to this prompt are written here, not
+   * simulated. They name the competitor (and the others listed), never the brand, and cite `gapDomain`:
+   * a prompt the competitor wins and a source cited only beside competitors.
+   */
+  readonly lostPrompt?: { readonly prompt: string; readonly competitor: string; readonly others: ReadonlyArray<string>; readonly gapDomain: string }
 }
 
 const p = (prompt: string, topic: string, intent: Intent, source: Source = "manual", source_query?: string): DemoPrompt =>
@@ -87,7 +93,8 @@ export const DEMO_BRANDS: ReadonlyArray<DemoBrand> = [
       p("crm api for developers", "integrations", "informational"),
       p("northwind crm login", "integrations", "navigational"),
       p("crm for real estate agents", "crm software", "commercial", "search_query", "real estate crm")
-    ]
+    ],
+    lostPrompt: { prompt: "acme crm alternatives", competitor: "Acme CRM", others: ["Pipeline.io", "Closely"], gapDomain: "crmshortlist.example" }
   },
   {
     slug: "bramble-outfitters",
@@ -153,6 +160,13 @@ export interface DemoReport {
  */
 export const seedDemoCrawlerTraffic = seedCrawlerTraffic
 
+
+/** A demo answer made so (DemoBrand.lostPrompt): the competitor named first, the brand never. */
+const lostPromptAnswer = (lost: NonNullable<DemoBrand["lostPrompt"]>, sample: number) => ({
+  response: `${lost.competitor} is the usual pick here; ${lost.others.join(" and ")} come up too.`,
+  citations: [`https://www.${lost.gapDomain}/${sample % 2 === 0 ? "compare" : "reviews"}`],
+  fanouts: []
+})
 
 /** The demo account's user: created, or its password reset to the printed one. */
 const ensureAccount = Effect.gen(function*() {
@@ -236,7 +250,9 @@ export const runDemo = (options: DemoOptions = {}) =>
             const scanAt = Math.min(dayStart + (5 + e * 2 + r) * 60_000, at.getTime() - (samples - 1) * 1000)
             for (const prompt of prompts) {
               for (let sample = 0; sample < samples; sample++) {
-                const answer = simulateAnswer(world, { engine, prompt: prompt.prompt, region, day, days, sample })
+                const answer = prompt.prompt === spec.lostPrompt?.prompt
+                  ? lostPromptAnswer(spec.lostPrompt, sample)
+                  : simulateAnswer(world, { engine, prompt: prompt.prompt, region, day, days, sample })
                 batch.push({ ...answer, promptId: prompt.id, engine, region, language: "en", observedAt: new Date(scanAt + sample * 1000) })
               }
             }

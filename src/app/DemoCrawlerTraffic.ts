@@ -8,7 +8,15 @@ import { HitsRepo, type HitRow, type ReferralRow } from "../ingestion/HitsRepo.j
  * Crawler traffic and AI referrals of the demo brands (`bun run cli demo`): every agent
  * endpoint shows data for a newcomer. Deterministic (a PRNG seeded by the slug), stored through the
  * ingestion statement (HitsRepo: hits, rollups, referrals) with channel `api`; a rerun replaces it.
+ *
+ * Made so for the demo's actions (docs/actions.md), each kind shows at least once: /old-page always
+ * answers 404 (a removed page crawlers still fetch), the first brand's site has no /llms.txt (404), and a
+ * share of the "GPTBot" hits come from an address outside OpenAI's ranges (a documentation range,
+ * 203.0.113.0/24), so they are stored as spoofed.
  */
+
+/** Demo data made so (above): the statuses of two paths, and the share of GPTBot hits that are spoofed. */
+const DEMO_ACTIONS = { removedPath: "/old-page", llmsTxt: "/llms.txt", spoofedBot: "GPTBot", spoofedShare: 0.3, spoofedIp: "203.0.113.7" } as const
 
 
 /** Bots the demo site sees (catalog names) and their relative weights. */
@@ -92,12 +100,14 @@ export const seedCrawlerTraffic = (input: {
       const agent = findAgent(bot)
       return agent === undefined ? [] : [[agent, w] as const]
     })
-    for (const brand of input.brands) {
+    for (const [index, brand] of input.brands.entries()) {
       // A rerun replaces the demo traffic of the brand.
       for (const table of ["crawler_hits", "crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span", "crawler_span_state", "ai_referrals"]) {
         yield* sql`delete from ${sql(table)} where account_id = ${input.accountId} and brand_id = ${brand.id}`.pipe(Effect.orDie)
       }
       const random = prng(brand.slug)
+      // Its own sequence, so the made-so data leaves the rest of the traffic as it was.
+      const madeSo = prng(`${brand.slug}:actions`)
       const paths = pathsOf(brand.slug)
       const pathWeights = paths.map((p, i) => [p, p === "/old-page" ? 0.3 : 1 / (1 + i * 0.35)] as const)
       let hits: Array<HitRow> = []
@@ -125,6 +135,9 @@ export const seedCrawlerTraffic = (input: {
           const ts = Math.min(dayStart + Math.floor(random() * DAY_MS), at)
           const agent = weighted(random, bots)
           const path = weighted(random, pathWeights)
+          const drawn = weighted(random, STATUSES)
+          const status = path === DEMO_ACTIONS.removedPath || (index === 0 && path === DEMO_ACTIONS.llmsTxt) ? 404 : drawn
+          const spoofed = agent.bot === DEMO_ACTIONS.spoofedBot && madeSo() < DEMO_ACTIONS.spoofedShare
           hits.push({
             key: `demo:${d}:${i}`,
             recordId: null,
@@ -135,12 +148,13 @@ export const seedCrawlerTraffic = (input: {
             query: "",
             ua: `${agent.bot}/1.0`,
             referrer: "",
-            status: weighted(random, STATUSES),
-            clientIp: null,
+            status,
+            clientIp: spoofed ? DEMO_ACTIONS.spoofedIp : null,
             country: null,
             bot: agent.bot,
             vendor: agent.vendor,
-            kind: agent.kind
+            kind: agent.kind,
+            ...(spoofed ? { verification: "spoofed" as const } : {})
           })
         }
         const visits = Math.round((8 + random() * 10) * growth)

@@ -8,6 +8,8 @@ import { KeyHashing, KeyHashingLive } from "../accounts/KeyHashing.js"
 import { ApiKeysRepo, ApiKeysRepoLive } from "../accounts/KeysRepo.js"
 import { PasswordHasher, PasswordHasherLive } from "../accounts/Passwords.js"
 import { AccountsRepo, AccountsRepoLive } from "../accounts/Repo.js"
+import { Actions, ActionsLive } from "../actions/Actions.js"
+import { ActionsHttpLive } from "../actions/Http.js"
 import { Agents, AgentsLive } from "../agents/Agents.js"
 import { AgentsConfig, AgentsConfigLive } from "../agents/Config.js"
 import { AgentsHttpLive } from "../agents/Http.js"
@@ -90,7 +92,7 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
 
 export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
   | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | RequestLog | ReadinessChecks | Verification | VerificationConfig | Resolver | AgentCatalog
-  | Alerts | Webhooks | WebhooksConfig | AddressResolver | Invalidations
+  | Alerts | Webhooks | WebhooksConfig | AddressResolver | Invalidations | Actions
 export type Infrastructure = AppConfig | Database
 
 /** Domain services over the repositories. */
@@ -161,7 +163,8 @@ export const makeServices = <E, R>(options: {
   return Layer.mergeAll(SenderLive, AlertChecksLive).pipe(
     Layer.provideMerge(WebhooksLive),
     Layer.provideMerge(Layer.mergeAll(options.webhooksConfig ?? WebhooksConfigLive, options.addressResolver ?? AddressResolverLive)),
-    Layer.provideMerge(services)
+    // What to fix first (docs/actions.md): reads the agents and visibility services.
+    Layer.provideMerge(ActionsLive.pipe(Layer.provideMerge(services)))
   )
 }
 
@@ -193,7 +196,8 @@ export const HttpGroupsLive = HttpApiBuilder.api(ServerApi).pipe(
     SystemHttpLive,
     TwinsHttpLive,
     WebhooksHttpLive,
-    CatalogHttpLive
+    CatalogHttpLive,
+    ActionsHttpLive
   ]),
   Layer.provide([BearerAuthLive, SessionAuthLive])
 )

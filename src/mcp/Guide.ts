@@ -16,6 +16,7 @@ export const INSTRUCTIONS = [
   "",
   "Start with list_brands when you do not know a brand's slug; most tools take it.",
   "Which tool answers what:",
+  "- What should we do next, what to fix first: get_brand_actions (each action cites the numbers of the tools below).",
   "- How visible is a brand, and its trend: get_brand_snapshots (per day); all brands at once: get_portfolio.",
   "- Which AI engines mention us most or least: get_engine_performance.",
   "- How do we compare with competitors (share of voice): get_industry_metrics; within one topic: get_industry_ranking " +

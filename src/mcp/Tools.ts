@@ -46,7 +46,8 @@ const TOOL_NAMES: Record<string, string> = {
   "industry.competitorCitations": "get_competitor_citations",
   "industry.competitorPrompts": "get_competitor_prompts",
   "industry.gap": "get_industry_gap",
-  "industry.ranking": "get_industry_ranking"
+  "industry.ranking": "get_industry_ranking",
+  "actions.list": "get_brand_actions"
 }
 
 /**

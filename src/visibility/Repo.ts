@@ -167,6 +167,15 @@ export const GapRow = Schema.Struct({
 })
 export type GapRow = typeof GapRow.Type
 
+/** A monitored prompt's answers in a range (every region and engine). */
+export const PromptAnswersRow = Schema.Struct({ promptId: Schema.String, prompt: Schema.String, responses: Schema.Number })
+/** Observations of a prompt that mention an entity (0 = the brand, else a competitor id) in a range. */
+export const PromptEntityRow = Schema.Struct({ promptId: Schema.String, entityId: Schema.Number, mentions: Schema.Number })
+export interface PromptEntityCounts {
+  readonly prompts: ReadonlyArray<typeof PromptAnswersRow.Type>
+  readonly entities: ReadonlyArray<typeof PromptEntityRow.Type>
+}
+
 /** Per brand of the account and engine: responses and brand mentions in the range, the last 7 days and the 7 before. */
 export const PortfolioEngineRow = Schema.Struct({
   brandId: Schema.Number,
@@ -282,6 +291,8 @@ export interface VisibilityRepoShape {
     to: string
   ) => Effect.Effect<ReadonlyArray<CompetitorPromptRow>>
   readonly gap: (accountId: number, brandId: number, from: string, to: string, region: string | null) => Effect.Effect<ReadonlyArray<GapRow>>
+  /** Per monitored prompt of the brand: answers in [from, to], and per entity the answers mentioning it (prompt rollups). */
+  readonly promptEntityCounts: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<PromptEntityCounts>
   /** Brand mentions over responses, per engine and overall, in [currentFrom, until] and [previousFrom, currentFrom) (UTC days). */
   readonly mentionCounts: (
     accountId: number,
@@ -580,6 +591,20 @@ export const VisibilityRepoLive = Layer.effect(
                              and e.day between ${from}::date and ${to}::date
                              ${region === null ? sql`` : sql`and e.region = ${region}`}), '{}') as "competitorIds"
           from gap g`.pipe(rows(GapRow), Effect.orDie),
+      promptEntityCounts: (accountId, brandId, from, to) =>
+        Effect.all({
+          prompts: sql`
+            select p.id::text as "promptId", p.prompt, t.responses
+            from (select prompt_id, sum(responses)::int as responses from prompt_daily
+                  where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
+                  group by prompt_id) t
+            join prompts p on p.account_id = ${accountId} and p.id = t.prompt_id and p.brand_id = ${brandId}`.pipe(rows(PromptAnswersRow)),
+          entities: sql`
+            select prompt_id::text as "promptId", entity_id as "entityId", sum(mentions)::int as mentions
+            from prompt_entity_daily
+            where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
+            group by prompt_id, entity_id`.pipe(rows(PromptEntityRow))
+        }, { concurrency: "unbounded" }).pipe(Effect.orDie),
       mentionCounts: (accountId, brandId, previousFrom, currentFrom, until) =>
         sql`
           select engine,

@@ -85,6 +85,13 @@ export interface VisibilityShape {
   readonly competitorPrompts: (accountId: number, name: string, range: Range | undefined) => Effect.Effect<Wire<typeof CompetitorPromptsResponse>, NotFound>
   readonly gap: (accountId: number, range: Range | undefined, region: string | undefined) => Effect.Effect<Wire<typeof GapResponse>>
   readonly ranking: (accountId: number, range: Range | undefined, topic: string | undefined) => Effect.Effect<Wire<typeof IndustryRankingResponse>, NotFound>
+  /** The citation gap of one brand over every region (for the primary brand: GET /industry/gap's domains). */
+  readonly brandGap: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<Wire<typeof GapResponse>["domains"], NotFound>
+  /**
+   * Per monitored prompt of the brand with answers in the range (every region and engine): its answers,
+   * those mentioning the brand, and per tracked competitor those mentioning it.
+   */
+  readonly promptCompetition: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<ReadonlyArray<PromptCompetition>, NotFound>
   /** A brand's mentions over responses, per engine and overall, in two adjacent periods (UTC days; the alerts). */
   readonly mentionCounts: (
     accountId: number,
@@ -97,6 +104,14 @@ export interface VisibilityShape {
     brandId: number,
     periods: { readonly previousFrom: string; readonly currentFrom: string; readonly until: string }
   ) => Effect.Effect<ReadonlyArray<CitationChange>>
+}
+
+export interface PromptCompetition {
+  readonly prompt: string
+  readonly answers: number
+  readonly brandMentions: number
+  /** Every tracked competitor, mentions 0 included, by name. */
+  readonly competitors: ReadonlyArray<{ readonly name: string; readonly mentions: number }>
 }
 
 export class Visibility extends Context.Tag("Visibility")<Visibility, VisibilityShape>() {}
@@ -647,20 +662,16 @@ export const VisibilityLive = Layer.effect(
         return { competitor: competitor.name, range, prompts, count: prompts.length }
       })
 
-    const gap: VisibilityShape["gap"] = (accountId, rangeParam, regionParam) =>
+    /** The gap domains of one brand in a range (and region, null = all), ranked as GET /industry/gap ranks them. */
+    const gapDomains = (accountId: number, brand: BrandRow, range: Range, region: string | null) =>
       Effect.gen(function*() {
-        const range = rangeOrDefault(rangeParam)
-        const region = regionParam === undefined || regionParam === "" ? null : regionParam.toUpperCase()
-        const brand = yield* primaryBrand(accountId)
-        const empty = { range, region: region ?? "all", domains: [], count: 0 }
-        if (Option.isNone(brand)) return empty
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const [rows, competitors] = yield* Effect.all([
-          repo.gap(accountId, brand.value.id, from, to, region),
-          brands.competitors(accountId, brand.value.id)
+          repo.gap(accountId, brand.id, from, to, region),
+          brands.competitors(accountId, brand.id)
         ], { concurrency: "unbounded" })
         const names = new Map(competitors.map((c) => [c.id, c.name]))
-        const domains = rows
+        return rows
           .map((row) => ({
             domain: row.domain,
             bucket: row.bucket as Wire<typeof GapResponse>["domains"][number]["bucket"],
@@ -668,7 +679,46 @@ export const VisibilityLive = Layer.effect(
             competitors: row.competitorIds.flatMap((id) => names.get(id) ?? []).sort(alphabetical)
           }))
           .sort((a, b) => b.opportunity - a.opportunity || b.competitors.length - a.competitors.length || alphabetical(a.domain, b.domain))
+      })
+
+    const gap: VisibilityShape["gap"] = (accountId, rangeParam, regionParam) =>
+      Effect.gen(function*() {
+        const range = rangeOrDefault(rangeParam)
+        const region = regionParam === undefined || regionParam === "" ? null : regionParam.toUpperCase()
+        const brand = yield* primaryBrand(accountId)
+        const empty = { range, region: region ?? "all", domains: [], count: 0 }
+        if (Option.isNone(brand)) return empty
+        const domains = yield* gapDomains(accountId, brand.value, range, region)
         return { ...empty, domains, count: domains.length }
+      })
+
+    const brandGap: VisibilityShape["brandGap"] = (accountId, slug, rangeParam) =>
+      Effect.flatMap(brandBySlug(accountId, slug), (brand) => gapDomains(accountId, brand, rangeOrDefault(rangeParam), null))
+
+    const promptCompetition: VisibilityShape["promptCompetition"] = (accountId, slug, rangeParam) =>
+      Effect.gen(function*() {
+        const brand = yield* brandBySlug(accountId, slug)
+        const { from, to } = periodOf(yield* now, rangeDays(rangeOrDefault(rangeParam)))
+        const [counts, competitors] = yield* Effect.all([
+          repo.promptEntityCounts(accountId, brand.id, from, to),
+          brands.competitors(accountId, brand.id)
+        ], { concurrency: "unbounded" })
+        const mentions = new Map<string, Map<number, number>>()
+        for (const row of counts.entities) {
+          const perEntity = mentions.get(row.promptId) ?? new Map<number, number>()
+          perEntity.set(row.entityId, (perEntity.get(row.entityId) ?? 0) + row.mentions)
+          mentions.set(row.promptId, perEntity)
+        }
+        const sorted = [...competitors].sort((a, b) => alphabetical(a.name, b.name))
+        return counts.prompts.map((p) => {
+          const perEntity = mentions.get(p.promptId)
+          return {
+            prompt: p.prompt,
+            answers: p.responses,
+            brandMentions: perEntity?.get(0) ?? 0,
+            competitors: sorted.map((c) => ({ name: c.name, mentions: perEntity?.get(c.id) ?? 0 }))
+          }
+        })
       })
 
     const ranking: VisibilityShape["ranking"] = (accountId, rangeParam, topicParam) =>
@@ -712,6 +762,8 @@ export const VisibilityLive = Layer.effect(
       competitorPrompts,
       gap,
       ranking,
+      brandGap,
+      promptCompetition,
       mentionCounts: (accountId, brandId, { currentFrom, previousFrom, until }) =>
         repo.mentionCounts(accountId, brandId, previousFrom, currentFrom, until),
       citationChanges: (accountId, brandId, { currentFrom, previousFrom, until }) =>

@@ -29,7 +29,8 @@ export const TWINS: ReadonlyArray<{
   { twin: "prompts", target: (slug) => ({ path: `/brands/${slug}/prompts` }) },
   // Share of voice and engines of one brand: the brand selector of /industry/metrics and /model.
   { twin: "industry-metrics", target: (slug) => ({ path: "/industry/metrics", params: { brand: slug } }) },
-  { twin: "model", target: (slug) => ({ path: "/model", params: { brand: slug } }) }
+  { twin: "model", target: (slug) => ({ path: "/model", params: { brand: slug } }) },
+  { twin: "actions", target: (slug) => ({ path: `/brands/${slug}/actions` }) }
 ]
 
 const targetOf = (twin: string) => {
@@ -98,6 +99,7 @@ export const TwinsHttpLive = HttpApiBuilder.group(ServerApi, "twins", (handlers)
       .handle("prompts", forward("prompts"))
       .handle("industryMetrics", forward("industry-metrics"))
       .handle("model", forward("model"))
+      .handle("actions", forward("actions"))
       .handle("portfolio", forwardAccount("/portfolio"))
       .handle("citations", forwardAccount("/citations"))
       .handle("fanouts", forwardAccount("/citations/fanouts"))

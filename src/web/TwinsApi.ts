@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { SessionAuth } from "../accounts/Api.js"
+import { ActionsResponse, ActionsUrlParams } from "../actions/Api.js"
 import {
   AgentPagesResponse,
   AgentPagesUrlParams,
@@ -75,6 +76,7 @@ export class TwinsGroup extends HttpApiGroup.make("twins")
       .addSuccess(IndustryMetricsResponse)
   )
   .add(twin("model", "model", "/model?brand={slug}").setUrlParams(ModelUrlParams.omit("brand")).addSuccess(ModelResponse))
+  .add(twin("actions", "actions", "/brands/{slug}/actions").setUrlParams(ActionsUrlParams).addSuccess(ActionsResponse))
   .add(accountTwin("portfolio", "/portfolio").setUrlParams(PortfolioUrlParams).addSuccess(PortfolioResponse))
   .add(accountTwin("citations", "/citations").setUrlParams(CitationsUrlParams).addSuccess(CitationsResponse))
   .add(accountTwin("fanouts", "/citations/fanouts").setUrlParams(FanoutsUrlParams).addSuccess(FanoutsResponse))

@@ -91,6 +91,51 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
         }
         return [...out.values()]
       }),
+    errorPaths: (accountId, brandId, query) =>
+      Effect.sync(() =>
+        pageRows(accountId, brandId, {
+          ...query,
+          filter: { bot: null, vendor: null, kind: null },
+          folder: null,
+          q: null,
+          status: null,
+          sort: "errors",
+          dir: "desc",
+          limit: Number.MAX_SAFE_INTEGER,
+          offset: 0
+        })
+          .filter((row) => row.hits >= query.minHits && row.errors * 100 >= row.hits * query.minErrorPercent)
+          .slice(0, query.limit)
+          .map(({ path, hits, errors }) => ({ path, hits, errors }))
+      ),
+    pathStatuses: (accountId, brandId, from, to, paths) =>
+      Effect.sync(() => {
+        const out = new Map<string, { path: string; bot: string; status: number | null; hits: number }>()
+        for (const hit of store.hits) {
+          if (hit.accountId !== accountId || hit.brandId !== brandId || !paths.includes(hit.path)) continue
+          const day = dayOf(hit.ts)
+          if (day < from || day > to) continue
+          const key = `${hit.path}|${hit.bot}|${hit.status}`
+          const row = out.get(key) ?? { path: hit.path, bot: hit.bot, status: hit.status, hits: 0 }
+          row.hits++
+          out.set(key, row)
+        }
+        return [...out.values()]
+      }),
+    botVerdicts: (accountId, brandId, from, to) =>
+      Effect.sync(() => {
+        const out = new Map<string, { bot: string; hits: number; spoofed: number }>()
+        for (const hit of store.hits) {
+          if (hit.accountId !== accountId || hit.brandId !== brandId) continue
+          const day = dayOf(hit.ts)
+          if (day < from || day > to) continue
+          const row = out.get(hit.bot) ?? { bot: hit.bot, hits: 0, spoofed: 0 }
+          row.hits++
+          if (hit.verification === "spoofed") row.spoofed++
+          out.set(hit.bot, row)
+        }
+        return [...out.values()]
+      }),
     firstRollupDay: (accountId, brandId) =>
       Effect.sync(() => {
         const days = store.hits.filter((h) => h.accountId === accountId && h.brandId === brandId).map((h) => dayOf(h.ts)).sort()

@@ -55,6 +55,7 @@ export const makeFakeVisibilityRepo = (view: VisibilityStoreView) =>
     competitorDomains: () => Effect.succeed([]),
     competitorPrompts: () => Effect.succeed([]),
     gap: () => Effect.succeed([]),
+    promptEntityCounts: () => Effect.succeed({ prompts: [], entities: [] }),
     mentionCounts: () => Effect.succeed([]),
     citationChanges: () => Effect.succeed([])
   })

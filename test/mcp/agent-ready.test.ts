@@ -110,7 +110,7 @@ for (const backend of databaseBackends()) {
     })
 
     it("describes every tool for a model: question, parameters with defaults, answer; other tools by name", () => {
-      expect(tools.length).toBe(19)
+      expect(tools.length).toBe(20)
       const names = new Set(tools.map((tool) => tool.name))
       for (const tool of tools) {
         const description = tool.description ?? ""
@@ -130,7 +130,7 @@ for (const backend of databaseBackends()) {
       const response = await app.fetch("/api/public/v1/openapi.json")
       const document = JSON.parse(await response.text()) as { paths: Record<string, Record<string, { description?: string; summary?: string }>> }
       const operations = Object.values(document.paths).flatMap((path) => (path["get"] === undefined ? [] : [path["get"]]))
-      expect(operations.length).toBe(19)
+      expect(operations.length).toBe(20)
       const descriptions = tools.map((tool) => tool.description ?? "")
       for (const operation of operations) {
         expect((operation.description ?? "").length).toBeGreaterThan(150)
@@ -174,6 +174,7 @@ for (const backend of databaseBackends()) {
         get_brand_prompts: { slug: brand },
         get_engine_performance: { brand },
         get_brand_agents: { slug: brand },
+        get_brand_actions: { slug: brand },
         get_brand_agent_pages: { slug: brand, sort: "errors", limit: 5 },
         get_brand_search_performance: { slug: brand },
         get_brand_attribution: { slug: brand },

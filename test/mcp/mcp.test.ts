@@ -47,9 +47,10 @@ describe("MCP server (official SDK client)", () => {
   it("lists one read-only tool per public read endpoint, with the endpoints' parameter schemas", async () => {
     const client = await connect(`Bearer ${key}`)
     const { tools } = await client.listTools()
-    expect(tools.length).toBe(19)
+    expect(tools.length).toBe(20)
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       "get_brand",
+      "get_brand_actions",
       "get_brand_agent_pages",
       "get_brand_agents",
       "get_brand_attribution",
@@ -100,6 +101,26 @@ describe("MCP server (official SDK client)", () => {
 
     const brand = await client.callTool({ name: "get_brand", arguments: { slug: "acme" } })
     expect(brand.structuredContent).toEqual((await rest("/brands/acme")).body)
+    await client.close()
+  })
+
+  it("get_brand_actions: says when to call it, takes slug and range, answers the REST actions with a typed output", async () => {
+    const client = await connect(`Bearer ${key}`)
+    const { tools } = await client.listTools()
+    const tool = tools.find((t) => t.name === "get_brand_actions")!
+    expect(tool.description).toContain("what to do next")
+    expect(tool.description).toContain("what to fix first")
+    expect(Object.keys(tool.inputSchema.properties ?? {}).sort()).toEqual(["range", "slug"])
+    expect(tool.inputSchema.required).toEqual(["slug"])
+    const output = JSON.stringify(tool.outputSchema)
+    for (const kind of ["fix_crawler_errors", "serve_llms_txt", "block_spoofed", "earn_citations_from", "win_prompt"]) {
+      expect(output).toContain(kind)
+    }
+    const result = await client.callTool({ name: "get_brand_actions", arguments: { slug: "acme", range: "7d" } })
+    expect(result.isError).toBeFalsy()
+    expect(result.structuredContent).toEqual((await rest("/brands/acme/actions?range=7d")).body)
+    const bad = await client.callTool({ name: "get_brand_actions", arguments: { slug: "acme", range: "8d" } })
+    expect(bad.isError).toBe(true)
     await client.close()
   })
 

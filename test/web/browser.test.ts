@@ -198,6 +198,12 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     }
     await screenshot("visibility")
 
+    // Nothing to act on yet: the actions view says what it looked at.
+    await page.goto(`${base}/#/brands/acme/actions`)
+    const empty = page.locator("#actions-screen .empty")
+    await empty.waitFor()
+    expect(await empty.textContent()).toMatch(/no rule matched in the last 30 days: \d+ AI crawler hits from \d+ bots, 0 AI answers to 0 prompts/)
+
     // Sign out: back to the sign-in page, and the session is gone server-side.
     await page.click("#signout")
     await page.getByRole("heading", { name: "Sign in" }).waitFor()
@@ -320,6 +326,47 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     expect(cspViolations).toEqual([])
   }, 60_000)
 
+  it("leads each brand's pages with what to fix first: sentences with numbers, links to the evidence, one click from every page", async () => {
+    // Signed in as the demo user (the test above).
+    const slug = "northwind-crm"
+    const apiKey = await page.evaluate(async () => {
+      const response = await fetch("/api/v1/me/brands/northwind-crm/actions?range=30d")
+      return (await response.json()) as { actions: Array<{ kind: string; title: string; evidence: Record<string, unknown>; link: string }> }
+    })
+    expect(new Set(apiKey.actions.map((a) => a.kind)).size).toBe(5)
+    await page.goto(`${base}/#/brands/${slug}/actions?range=30d`)
+    await page.locator("#actions li").first().waitFor()
+    const items = page.locator("#actions li")
+    expect(await items.count()).toBe(apiKey.actions.length)
+    // Each action is drawn in the API's order: its sentence carries its numbers, its link the evidence route.
+    for (const [i, action] of apiKey.actions.entries()) {
+      const item = items.nth(i)
+      expect(await item.locator("h3").textContent()).toBe(action.title)
+      expect(await item.textContent()).toMatch(/\d/)
+      expect(await item.locator("a").getAttribute("href")).toBe(action.link)
+    }
+    // The spoofed-crawler action opens the agent dashboard filtered to its evidence.
+    const spoofed = apiKey.actions.findIndex((a) => a.kind === "block_spoofed")
+    await items.nth(spoofed).locator("a").click()
+    await page.waitForURL((url) => url.hash.startsWith(`#/brands/${slug}/agents?`) && url.hash.includes("verification=spoofed"))
+    await page.locator("#agent-kpis").waitFor()
+    await screenshot("actions-demo")
+    // One click from every page of the brand: the brand navigation leads with it.
+    for (const screen of ["agents", "visibility", "mentions", "ranking", "competitors", "prompts", "topics", "citations", "fanouts", "settings"]) {
+      await page.goto(`${base}/#/brands/${slug}/${screen}`)
+      const nav = page.getByRole("navigation", { name: "Brand pages" })
+      await nav.waitFor()
+      const first = nav.getByRole("link").nth(1)
+      expect([screen, await first.textContent(), await first.getAttribute("href")]).toEqual([screen, "Actions", `#/brands/${slug}/actions`])
+    }
+    await page.goto(`${base}/#/brands`)
+    await page.locator(`[data-brand=${slug}] a[href="#/brands/${slug}/actions"]`).waitFor()
+    // A brand with nothing to act on says what was looked at.
+    await page.goto(`${base}/#/brands/bramble-outfitters/actions?range=7d`)
+    await page.locator("#actions li, #actions-screen .empty").first().waitFor()
+    expect(cspViolations).toEqual([])
+  }, 90_000)
+
   it("filters the agent dashboard by choices built from the brand's data, and by a click on a breakdown row", async () => {
     await page.goto(`${base}/#/brands/northwind-crm/agents?range=30d`)
     await page.locator("#pages-table tbody tr").first().waitFor()
@@ -428,7 +475,7 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
   it("serves the API reference offline", async () => {
     await page.goto(`${base}/api/public/v1/docs`)
     await page.getByRole("heading", { name: "Endpoints" }).waitFor()
-    expect(await page.locator("section.op").count()).toBe(21)
+    expect(await page.locator("section.op").count()).toBe(22)
     await screenshot("api-reference")
   })
 })

@@ -36,6 +36,7 @@ const CORE: ReadonlyArray<WalkPage> = [
 
 /** The brand's data screens (src/web/app/screens/): walked wherever that folder is part of the app. */
 const SCREENS: ReadonlyArray<WalkPage> = [
+  { name: "actions", route: `#/brands/${DEMO}/actions?range=30d`, ready: "#actions li, #actions-screen .empty" },
   { name: "brand-settings", route: `#/brands/${DEMO}/settings`, ready: "#settings-screen" },
   { name: "competitors", route: `#/brands/${DEMO}/competitors`, ready: "#competitors-screen" },
   { name: "competitor", route: `#/brands/${DEMO}/competitors?competitor=Pipeline.io`, ready: "#competitors-screen" },

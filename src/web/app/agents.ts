@@ -44,6 +44,7 @@ export const unavailable = (error: ApiError, what: string) => errorState(what, e
 
 /** The tabs of a brand's pages. */
 export const BRAND_TABS: Array<{ readonly id: string; readonly label: string }> = [
+  { id: "actions", label: "Actions" },
   { id: "agents", label: "Agent dashboard" },
   { id: "visibility", label: "Visibility" }
 ]

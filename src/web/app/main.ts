@@ -12,7 +12,7 @@ import { accountBrands, emptyState, errorBox, forgetBrands, loadingState } from 
 
 /**
  * The web application: one page, hash routes, the cookie session of the dashboard surface.
- * Routes: #/signin #/signup #/start #/brands #/brands/<slug>/agents #/brands/<slug>/visibility
+ * Routes: #/signin #/signup #/start #/brands #/brands/<slug>/actions #/brands/<slug>/agents #/brands/<slug>/visibility
  * #/settings/security/api-keys #/settings/webhooks #/catalog (the agent catalog; screens/catalog.ts)
  */
 
@@ -363,6 +363,7 @@ const brandCard = (brand: Brand) => {
     h(
       "p",
       { class: "actions" },
+      h("a", { href: `#/brands/${brand.brand_slug}/actions` }, "What to fix first"),
       h("a", { href: `#/brands/${brand.brand_slug}/agents` }, "Agent dashboard"),
       h("a", { href: `#/brands/${brand.brand_slug}/visibility` }, "Visibility"),
       h("a", { href: `#/start?brand=${brand.brand_slug}` }, "Set-up checklist")

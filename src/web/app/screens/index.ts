@@ -1,3 +1,4 @@
+import { actionsScreen } from "./actions.js"
 import { catalogScreen } from "./catalog.js"
 import { citationsScreen } from "./citations.js"
 import { competitorsScreen } from "./competitors.js"
@@ -11,6 +12,7 @@ import { topicsScreen } from "./topics.js"
 
 /** Screens by route: #/brands/<slug>/<screen>?state, #/portfolio?state and #/catalog?state. */
 const BRAND: Readonly<Record<string, (slug: string, params: URLSearchParams) => HTMLElement>> = {
+  actions: actionsScreen,
   settings: settingsScreen,
   competitors: competitorsScreen,
   prompts: promptsScreen,

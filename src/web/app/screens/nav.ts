@@ -2,9 +2,10 @@ import { h } from "../dom.js"
 
 /**
  * The pages of one brand, in the order of its navigation: [path segment, label].
- * The first two are the dashboards; the rest are the screens of this folder.
+ * What to fix first leads; then the two dashboards; the rest are the screens of this folder.
  */
 export const BRAND_SCREENS: ReadonlyArray<readonly [string, string]> = [
+  ["actions", "Actions"],
   ["agents", "Agent dashboard"],
   ["visibility", "Visibility"],
   ["mentions", "Mentions"],
