@@ -232,6 +232,8 @@ export interface VisibilityRepoShape {
   ) => Effect.Effect<ReadonlyArray<EngineTotals>>
   /** Answer citations per domain over the account's brands. */
   readonly workspaceDomains: (accountId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<DomainTotals>>
+  /** The same for one brand's answers (buckets relative to that brand). */
+  readonly brandDomains: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<DomainTotals>>
   /**
    * The first `limit` fan-out groups (prompt, engine) of the account in the range, in the order of
    * brands (oldest first), prompts (oldest first) and engines, each with the sub-questions of its
@@ -277,6 +279,19 @@ export interface VisibilityRepoShape {
     to: string
   ) => Effect.Effect<ReadonlyArray<CompetitorPromptRow>>
   readonly gap: (accountId: number, brandId: number, from: string, to: string, region: string | null) => Effect.Effect<ReadonlyArray<GapRow>>
+  /**
+   * The same gap over the answers to the brand's prompts of one topic: read from the stored answers and
+   * their citations and mentions (the daily rollups hold no prompt), within one brand, one topic and at
+   * most the 90 days of a range.
+   */
+  readonly topicGap: (
+    accountId: number,
+    brandId: number,
+    from: string,
+    to: string,
+    region: string | null,
+    topic: string
+  ) => Effect.Effect<ReadonlyArray<GapRow>>
   /** Brand mentions over responses, per engine and overall, in [currentFrom, until] and [previousFrom, currentFrom) (UTC days). */
   readonly mentionCounts: (
     accountId: number,
@@ -414,6 +429,13 @@ export const VisibilityRepoLive = Layer.effect(
           select domain, ${bucketOf} as bucket, sum(citations)::int as citations
           from domain_daily
           where account_id = ${accountId} and day between ${from}::date and ${to}::date
+          group by domain order by sum(citations) desc, domain`.pipe(rows(DomainTotals), Effect.orDie),
+
+      brandDomains: (accountId, brandId, from, to) =>
+        sql`
+          select domain, ${bucketOf} as bucket, sum(citations)::int as citations
+          from domain_daily
+          where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
           group by domain order by sum(citations) desc, domain`.pipe(rows(DomainTotals), Effect.orDie),
 
       fanoutGroups: (accountId, from, to, limit) =>
@@ -570,6 +592,32 @@ export const VisibilityRepoLive = Layer.effect(
                            where e.account_id = ${accountId} and e.brand_id = ${brandId} and e.domain = g.domain
                              and e.day between ${from}::date and ${to}::date
                              ${region === null ? sql`` : sql`and e.region = ${region}`}), '{}') as "competitorIds"
+          from gap g`.pipe(rows(GapRow), Effect.orDie),
+      topicGap: (accountId, brandId, from, to, region, topic) =>
+        sql`
+          with answers as (
+            select o.id, o.brand_mentioned, o.mentioned_competitors > 0 as with_competitor
+            from observations o
+            join prompts p on p.id = o.prompt_id and p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic}
+            where o.account_id = ${accountId} and o.brand_id = ${brandId} and o.day between ${from}::date and ${to}::date
+              ${region === null ? sql`` : sql`and o.region = ${region}`}
+          ),
+          cited as (
+            select c.domain, c.bucket, c.observation_id, a.brand_mentioned, a.with_competitor
+            from citations c join answers a on a.id = c.observation_id
+            where c.account_id = ${accountId} and c.brand_id = ${brandId} and c.day between ${from}::date and ${to}::date
+          ),
+          gap as (
+            select domain, ${bucketOf} as bucket, (count(distinct observation_id) filter (where with_competitor))::int as opportunity
+            from cited
+            group by domain
+            having count(*) filter (where brand_mentioned) = 0 and count(*) filter (where with_competitor) > 0
+          )
+          select g.domain, g.bucket, g.opportunity,
+                 coalesce((select array_agg(distinct m.competitor_id order by m.competitor_id)
+                           from (select distinct observation_id from cited where domain = g.domain and with_competitor) c
+                           join mentions m on m.observation_id = c.observation_id and m.account_id = ${accountId}
+                           where m.competitor_id is not null), '{}') as "competitorIds"
           from gap g`.pipe(rows(GapRow), Effect.orDie),
       mentionCounts: (accountId, brandId, previousFrom, currentFrom, until) =>
         sql`

@@ -47,6 +47,7 @@ export const makeFakeVisibilityRepo = (view: VisibilityStoreView) =>
     portfolioCompetitors: () => Effect.succeed([]),
     engineTotals: () => Effect.succeed([]),
     workspaceDomains: () => Effect.succeed([]),
+    brandDomains: () => Effect.succeed([]),
     fanoutGroups: () => Effect.succeed([]),
     entityTotals: () => Effect.succeed({ entities: [], population: NO_POPULATION }),
     topicEntityTotals: () => Effect.succeed({ entities: [], population: NO_POPULATION }),
@@ -55,6 +56,7 @@ export const makeFakeVisibilityRepo = (view: VisibilityStoreView) =>
     competitorDomains: () => Effect.succeed([]),
     competitorPrompts: () => Effect.succeed([]),
     gap: () => Effect.succeed([]),
+    topicGap: () => Effect.succeed([]),
     mentionCounts: () => Effect.succeed([]),
     citationChanges: () => Effect.succeed([])
   })
