@@ -363,6 +363,7 @@ export const printPreparedDemo = (prepared: PreparedDemo) =>
   Effect.flatMap(AppConfig, ({ port }) => Console.log(
     [
       `demo workspace created; its ${prepared.days} days of observations and crawler traffic fill in the background (the web application says so until done)`,
+      ...prepared.brands.map((b) => `  brand ${b.slug}: ${Math.min(prepared.promptsPerBrand, b.spec.prompts.length)} prompts, observations filling`),
       `  login:    ${DEMO_EMAIL}`,
       `  password: ${DEMO_PASSWORD}`,
       `  API key:  ${prepared.apiKey}`,
