@@ -612,13 +612,18 @@ export const VisibilityRepoLive = Layer.effect(
             from cited
             group by domain
             having count(*) filter (where brand_mentioned) = 0 and count(*) filter (where with_competitor) > 0
+          ),
+          -- The competitors named in the answers citing each domain, in one join (the brand's mentions of the range).
+          named as (
+            select c.domain, array_agg(distinct m.competitor_id order by m.competitor_id) as ids
+            from (select distinct domain, observation_id from cited where with_competitor) c
+            join mentions m on m.observation_id = c.observation_id
+            where m.account_id = ${accountId} and m.brand_id = ${brandId} and m.day between ${from}::date and ${to}::date
+              and m.competitor_id is not null
+            group by c.domain
           )
-          select g.domain, g.bucket, g.opportunity,
-                 coalesce((select array_agg(distinct m.competitor_id order by m.competitor_id)
-                           from (select distinct observation_id from cited where domain = g.domain and with_competitor) c
-                           join mentions m on m.observation_id = c.observation_id and m.account_id = ${accountId}
-                           where m.competitor_id is not null), '{}') as "competitorIds"
-          from gap g`.pipe(rows(GapRow), Effect.orDie),
+          select g.domain, g.bucket, g.opportunity, coalesce(n.ids, '{}') as "competitorIds"
+          from gap g left join named n on n.domain = g.domain`.pipe(rows(GapRow), Effect.orDie),
       mentionCounts: (accountId, brandId, previousFrom, currentFrom, until) =>
         sql`
           select engine,
