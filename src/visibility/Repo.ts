@@ -593,19 +593,24 @@ export const VisibilityRepoLive = Layer.effect(
                              and e.day between ${from}::date and ${to}::date
                              ${region === null ? sql`` : sql`and e.region = ${region}`}), '{}') as "competitorIds"
           from gap g`.pipe(rows(GapRow), Effect.orDie),
+      // Membership tests (hashed subplans) rather than joins: freshly filled tables without statistics
+      // (the embedded database runs no autovacuum) otherwise got nested loops over whole scans.
       topicGap: (accountId, brandId, from, to, region, topic) =>
         sql`
-          with answers as (
+          with answers as materialized (
             select o.id, o.brand_mentioned, o.mentioned_competitors > 0 as with_competitor
             from observations o
-            join prompts p on p.id = o.prompt_id and p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic}
             where o.account_id = ${accountId} and o.brand_id = ${brandId} and o.day between ${from}::date and ${to}::date
               ${region === null ? sql`` : sql`and o.region = ${region}`}
+              and o.prompt_id in (select p.id from prompts p where p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic})
           ),
-          cited as (
-            select c.domain, c.bucket, c.observation_id, a.brand_mentioned, a.with_competitor
-            from citations c join answers a on a.id = c.observation_id
+          cited as materialized (
+            select c.domain, c.bucket, c.observation_id,
+                   c.observation_id in (select id from answers where brand_mentioned) as brand_mentioned,
+                   c.observation_id in (select id from answers where with_competitor) as with_competitor
+            from citations c
             where c.account_id = ${accountId} and c.brand_id = ${brandId} and c.day between ${from}::date and ${to}::date
+              and c.observation_id in (select id from answers)
           ),
           gap as (
             select domain, ${bucketOf} as bucket, (count(distinct observation_id) filter (where with_competitor))::int as opportunity
@@ -613,17 +618,18 @@ export const VisibilityRepoLive = Layer.effect(
             group by domain
             having count(*) filter (where brand_mentioned) = 0 and count(*) filter (where with_competitor) > 0
           ),
-          -- The competitors named in the answers citing each domain, in one join (the brand's mentions of the range).
-          named as (
-            select c.domain, array_agg(distinct m.competitor_id order by m.competitor_id) as ids
-            from (select distinct domain, observation_id from cited where with_competitor) c
-            join mentions m on m.observation_id = c.observation_id
+          named as materialized (
+            select m.observation_id, array_agg(distinct m.competitor_id) as ids
+            from mentions m
             where m.account_id = ${accountId} and m.brand_id = ${brandId} and m.day between ${from}::date and ${to}::date
               and m.competitor_id is not null
-            group by c.domain
+              and m.observation_id in (select id from answers where with_competitor)
+            group by m.observation_id
           )
-          select g.domain, g.bucket, g.opportunity, coalesce(n.ids, '{}') as "competitorIds"
-          from gap g left join named n on n.domain = g.domain`.pipe(rows(GapRow), Effect.orDie),
+          select g.domain, g.bucket, g.opportunity,
+                 coalesce((select array_agg(distinct id order by id) from named n, unnest(n.ids) as id
+                           where n.observation_id in (select observation_id from cited c where c.domain = g.domain)), '{}') as "competitorIds"
+          from gap g`.pipe(rows(GapRow), Effect.orDie),
       mentionCounts: (accountId, brandId, previousFrom, currentFrom, until) =>
         sql`
           select engine,
