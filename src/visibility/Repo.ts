@@ -625,11 +625,15 @@ export const VisibilityRepoLive = Layer.effect(
               and m.competitor_id is not null
               and m.observation_id in (select id from answers where with_competitor)
             group by m.observation_id
+          ),
+          pairs as (
+            select c.domain, array_agg(distinct id order by id) as ids
+            from cited c join named n on n.observation_id = c.observation_id, unnest(n.ids) as id
+            where c.with_competitor
+            group by c.domain
           )
-          select g.domain, g.bucket, g.opportunity,
-                 coalesce((select array_agg(distinct id order by id) from named n, unnest(n.ids) as id
-                           where n.observation_id in (select observation_id from cited c where c.domain = g.domain)), '{}') as "competitorIds"
-          from gap g`.pipe(rows(GapRow), Effect.orDie),
+          select g.domain, g.bucket, g.opportunity, coalesce(p.ids, '{}') as "competitorIds"
+          from gap g left join pairs p on p.domain = g.domain`.pipe(rows(GapRow), Effect.orDie),
       mentionCounts: (accountId, brandId, previousFrom, currentFrom, until) =>
         sql`
           select engine,
