@@ -96,7 +96,20 @@ export const MeBody = Schema.Struct({
     active_api_keys: Schema.Int,
     monthly_events: Schema.Int,
     month: Schema.String
-  })
+  }),
+  data_fill: Schema.optional(
+    Schema.Struct({
+      status: Schema.Literal("filling", "ready", "failed").annotations({
+        description: "filling: the workspace's data is still being written in the background (its pages fill in); ready: done; failed: stopped (see the server log)"
+      }),
+      days: Schema.Int.annotations({ description: "Days of data the fill writes" }),
+      days_filled: Schema.Int.annotations({ description: "Days written so far (every brand's answers of the day)" }),
+      started_at: Schema.String.annotations({ description: "ISO 8601" }),
+      finished_at: Schema.NullOr(Schema.String).annotations({ description: "ISO 8601; null while filling" })
+    }).annotations({
+      description: "Present only for a workspace this server fills in the background (the demo workspace of DEMO=1)"
+    })
+  )
 })
 
 export const ApiKeyRecord = Schema.Struct({

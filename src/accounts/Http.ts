@@ -1,3 +1,4 @@
+import { WorkspaceFill } from "../platform/WorkspaceFill.js"
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { ServerApi } from "../api.js"
@@ -100,6 +101,7 @@ export const MeHttpLive = HttpApiBuilder.group(ServerApi, "me", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
     const keys = yield* ApiKeys
+    const fills = yield* WorkspaceFill
     const limiter = yield* RateLimiter
     const { trustProxy } = yield* AppConfig
     const { publicUrl } = yield* AgentsConfig
@@ -130,8 +132,8 @@ export const MeHttpLive = HttpApiBuilder.group(ServerApi, "me", (handlers) =>
       )
     return handlers
       .handle("me", () =>
-        Effect.flatMap(CurrentUser, (user) => accounts.me(user)).pipe(
-          Effect.map(({ account, plan, usage, user }) => ({
+        Effect.flatMap(CurrentUser, (user) => Effect.zip(accounts.me(user), fills.of(user.accountId))).pipe(
+          Effect.map(([{ account, plan, usage, user }, fill]) => ({
             account,
             user,
             plan: {
@@ -151,7 +153,20 @@ export const MeHttpLive = HttpApiBuilder.group(ServerApi, "me", (handlers) =>
               active_api_keys: usage.activeKeys,
               monthly_events: usage.monthlyEvents,
               month: usage.month
-            }
+            },
+            // Only while (or once) this process fills the account's workspace in the background.
+            ...Option.match(fill, {
+              onNone: () => ({}),
+              onSome: (f) => ({
+                data_fill: {
+                  status: f.status,
+                  days: f.days,
+                  days_filled: f.daysFilled,
+                  started_at: f.startedAt.toISOString(),
+                  finished_at: f.finishedAt === null ? null : f.finishedAt.toISOString()
+                }
+              })
+            })
           }))
         ))
       .handle("listKeys", () => Effect.flatMap(CurrentUser, (user) => keys.list(user.accountId)))

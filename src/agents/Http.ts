@@ -7,21 +7,14 @@ import { Agents, dashboardWire, pagesWire } from "./Agents.js"
 import { AgentPagesResponse, AgentsResponse } from "./Api.js"
 import { AppConfig } from "../platform/Config.js"
 import { AgentsConfig } from "./Config.js"
+import { requestOrigin } from "../platform/RequestOrigin.js"
 
 /**
- * The server's base URL for the tag snippet: PUBLIC_URL when set; else from the request, the
- * X-Forwarded-Proto/-Host of the proxy only with TRUST_PROXY (any client can send those headers),
- * else the Host header, else the request URL's host (docs/security.md).
+ * The server's base URL for the tag snippet: PUBLIC_URL when set; else the origin the request came
+ * to (requestOrigin: the proxy's forwarded host and scheme only with TRUST_PROXY).
  */
-export const publicBaseOf = (request: HttpServerRequest.HttpServerRequest, configured: Option.Option<string>, trustProxy = false) => {
-  if (Option.isSome(configured)) return configured.value
-  const first = (value: string | undefined) => value?.split(",")[0]?.trim() || undefined
-  const forwarded = (name: string) => (trustProxy ? first(request.headers[name]) : undefined)
-  const sourceUrl = request.source instanceof Request ? new URL(request.source.url) : undefined
-  const host = forwarded("x-forwarded-host") ?? request.headers["host"] ?? sourceUrl?.host ?? "localhost"
-  const proto = forwarded("x-forwarded-proto") ?? sourceUrl?.protocol.replace(":", "") ?? "http"
-  return `${proto === "https" ? "https" : "http"}://${host.replace(/[^A-Za-z0-9.:\-[\]]/g, "")}`
-}
+export const publicBaseOf = (request: HttpServerRequest.HttpServerRequest, configured: Option.Option<string>, trustProxy = false) =>
+  Option.isSome(configured) ? configured.value : requestOrigin(request, trustProxy)
 
 /** The request headers a base URL from publicBaseOf depends on, for `Vary` (none with PUBLIC_URL). */
 export const publicBaseVary = (configured: Option.Option<string>, trustProxy: boolean): string | undefined =>

@@ -7,13 +7,14 @@ import { PasswordHasher } from "../accounts/Passwords.js"
 import { AccountsRepo } from "../accounts/Repo.js"
 import type { PROMPT_INTENTS, PROMPT_SOURCES } from "../brands/Api.js"
 import { Brands } from "../brands/Brands.js"
-import { seedCrawlerTraffic } from "./DemoCrawlerTraffic.js"
+import { seedCrawlerTraffic, yieldToEventLoop } from "./DemoCrawlerTraffic.js"
 import { ENGINE_SLUGS } from "../platform/Schemas.js"
 import { DAY_MS, startOfDayMs } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import { Observations, type PromptObservation } from "../observations/Observations.js"
 import { ObservationsRepo } from "../observations/Repo.js"
 import { simulateAnswer } from "../observations/Simulated.js"
+import { Invalidations } from "../platform/Invalidations.js"
 
 /**
  * The demo workspace (docs/decisions.md "Operator command line", `bun run cli demo`, `DEMO=1 bun run start`):
@@ -213,57 +214,69 @@ const ensureBrand = (accountId: number, spec: DemoBrand, promptsPerBrand: number
     return brand
   })
 
-/** Creates or refreshes the demo workspace; returns what to print. */
-export const runDemo = (options: DemoOptions = {}) =>
+/** What the quick part of the demo made: the account, its brands and a fresh key; the fill writes the rest. */
+export interface PreparedDemo {
+  readonly accountId: number
+  readonly apiKey: string
+  readonly days: number
+  readonly engines: ReadonlyArray<string>
+  readonly promptsPerBrand: number
+  readonly samples: number
+  /** "Now" of the run: the newest day filled is its UTC day. */
+  readonly at: Date
+  readonly brands: ReadonlyArray<{
+    readonly spec: DemoBrand
+    readonly id: number
+    readonly slug: string
+    readonly siteId: string
+    readonly domain: string
+  }>
+}
+
+/** The time of the demo's scan of one engine and region on the day starting at `dayStart`. */
+const scanTime = (dayStart: number, engine: number, region: number, at: Date, samples: number) =>
+  // One scan a day per engine and region, a few minutes apart, never in the future; like the
+  // scanner, `samples` answers per prompt, the k-th stamped k seconds after the first.
+  Math.min(dayStart + (5 + engine * 2 + region) * 60_000, at.getTime() - (samples - 1) * 1000)
+
+/**
+ * The quick part of the demo (seconds): the account, brands, competitors and prompts, a fresh key,
+ * and each brand's scan status and next scan as the data will show them (the last scan today, the
+ * next one a plan cadence of 24 hours after it), so no page says "no scan has run" above the data.
+ */
+export const prepareDemo = (options: DemoOptions = {}) =>
   Effect.gen(function*() {
     const days = Math.max(1, Math.floor(options.days ?? 90))
     const engines = options.engines ?? ENGINE_SLUGS
     const promptsPerBrand = options.promptsPerBrand ?? 20
     const samples = Math.max(1, Math.floor(options.samples ?? 3))
-    const observations = yield* Observations
     const repo = yield* ObservationsRepo
     const keys = yield* ApiKeys
+    const sql = yield* SqlClient.SqlClient
+    const invalidations = yield* Invalidations
     const at = yield* now
     const today = startOfDayMs(at.getTime())
 
     const accountId = yield* ensureAccount
-    const report: Array<{ slug: string; observations: number; prompts: number }> = []
-    const seeded: Array<{ id: number; slug: string; siteId: string; domain: string }> = []
+    const brands: Array<PreparedDemo["brands"][number]> = []
     for (const spec of DEMO_BRANDS) {
       const brand = yield* ensureBrand(accountId, spec, promptsPerBrand)
-      seeded.push({ id: brand.id, slug: brand.slug, siteId: brand.siteId, domain: brand.domain })
-      yield* repo.deleteForBrand(accountId, brand.id)
-      const target = yield* observations.target(accountId, spec.slug).pipe(Effect.orDie)
-      const prompts = spec.prompts.slice(0, promptsPerBrand).map((p) => target.prompts.get(p.prompt)!)
-      const world = {
-        brand: { name: spec.name, domain: spec.domain },
-        competitors: spec.competitors.map((c) => ({ name: c.name, domain: c.domain })),
-        seed: spec.slug
-      }
-      for (let day = 0; day < days; day++) {
-        const dayStart = today - (days - 1 - day) * DAY_MS
-        const batch: Array<PromptObservation> = []
-        engines.forEach((engine, e) => {
-          DEMO_REGIONS.forEach((region, r) => {
-            // One scan a day per engine and region, a few minutes apart, never in the future; like the
-            // scanner, `samples` answers per prompt, the k-th stamped k seconds after the first.
-            const scanAt = Math.min(dayStart + (5 + e * 2 + r) * 60_000, at.getTime() - (samples - 1) * 1000)
-            for (const prompt of prompts) {
-              for (let sample = 0; sample < samples; sample++) {
-                const answer = prompt.prompt === spec.lostPrompt?.prompt
-                  ? lostPromptAnswer(spec.lostPrompt, sample)
-                  : simulateAnswer(world, { engine, prompt: prompt.prompt, region, day, days, sample })
-                batch.push({ ...answer, promptId: prompt.id, engine, region, language: "en", observedAt: new Date(scanAt + sample * 1000) })
-              }
-            }
-          })
-        })
-        yield* observations.record(target, batch, "demo")
-      }
-      report.push({ slug: spec.slug, observations: yield* repo.count(accountId, brand.id), prompts: prompts.length })
+      brands.push({ spec, id: brand.id, slug: brand.slug, siteId: brand.siteId, domain: brand.domain })
+      const prompts = Math.min(promptsPerBrand, spec.prompts.length)
+      yield* repo.recordEngineStatus(accountId, brand.id, engines.map((engine, e) => ({
+        engine,
+        scannedAt: new Date(scanTime(today, e, DEMO_REGIONS.length - 1, at, samples)),
+        observations: prompts * DEMO_REGIONS.length * samples,
+        failures: 0,
+        failuresByReason: {},
+        lastError: null,
+        tokens: 0
+      })))
+      const next = new Date(scanTime(today, 0, 0, at, samples) + DAY_MS)
+      yield* sql`update brands set next_scan_at = ${next} where account_id = ${accountId} and id = ${brand.id}`.pipe(Effect.orDie)
     }
-
-    yield* seedDemoCrawlerTraffic({ accountId, brands: seeded, days, now: at })
+    // The brand lists cached by this process (and any other) see the new next scans.
+    yield* invalidations.barrier
 
     // A fresh key; the previous demo keys are revoked so repeated runs stay under the key cap.
     const existing = yield* keys.list(accountId)
@@ -271,8 +284,109 @@ export const runDemo = (options: DemoOptions = {}) =>
       if (key.name === DEMO_KEY_NAME && key.revoked_at === null) yield* keys.revoke(accountId, key.id).pipe(Effect.orDie)
     }
     const key = yield* keys.create(accountId, DEMO_KEY_NAME).pipe(Effect.orDie)
-    return { email: DEMO_EMAIL, password: DEMO_PASSWORD, apiKey: key.key, accountId, days, brands: report } satisfies DemoReport
+    return { accountId, apiKey: key.key, days, engines, promptsPerBrand, samples, at, brands } satisfies PreparedDemo
   })
+
+/** The newest days of observations written before the crawler traffic, so every page has recent data early. */
+const RECENT_DAYS_FIRST = 7
+
+/**
+ * The bulk of the demo (a minute or more at 90 days): each brand's observations, replaced, newest day
+ * first, then its crawler traffic and AI referrals. `onDay` hears how many days are written.
+ */
+export const fillDemo = (prepared: PreparedDemo, onDay: (daysFilled: number) => Effect.Effect<void> = () => Effect.void) =>
+  Effect.gen(function*() {
+    const observations = yield* Observations
+    const repo = yield* ObservationsRepo
+    const { accountId, at, days, engines, promptsPerBrand, samples } = prepared
+    const today = startOfDayMs(at.getTime())
+
+    const targets = yield* Effect.forEach(prepared.brands, (brand) =>
+      Effect.gen(function*() {
+        yield* repo.deleteForBrand(accountId, brand.id)
+        const target = yield* observations.target(accountId, brand.slug).pipe(Effect.orDie)
+        const prompts = brand.spec.prompts.slice(0, promptsPerBrand).map((p) => target.prompts.get(p.prompt)!)
+        const world = {
+          brand: { name: brand.spec.name, domain: brand.spec.domain },
+          competitors: brand.spec.competitors.map((c) => ({ name: c.name, domain: c.domain })),
+          seed: brand.spec.slug
+        }
+        return { target, prompts, world, lost: brand.spec.lostPrompt }
+      }))
+
+    const fillDay = (day: number) =>
+      Effect.gen(function*() {
+        const dayStart = today - (days - 1 - day) * DAY_MS
+        for (const { lost, prompts, target, world } of targets) {
+          for (const [e, engine] of engines.entries()) {
+            const batch: Array<PromptObservation> = []
+            DEMO_REGIONS.forEach((region, r) => {
+              const scanAt = scanTime(dayStart, e, r, at, samples)
+              for (const prompt of prompts) {
+                for (let sample = 0; sample < samples; sample++) {
+                  const answer = lost !== undefined && prompt.prompt === lost.prompt
+                    ? lostPromptAnswer(lost, sample)
+                    : simulateAnswer(world, { engine, prompt: prompt.prompt, region, day, days, sample })
+                  batch.push({ ...answer, promptId: prompt.id, engine, region, language: "en", observedAt: new Date(scanAt + sample * 1000) })
+                }
+              }
+            })
+            yield* observations.record(target, batch, "demo")
+            // Small batches, and the event loop's turn after each: on the embedded database every query
+            // resolves in microtasks, so a fill that never yields would starve the server's requests.
+            yield* yieldToEventLoop
+          }
+        }
+      })
+
+    const recent = Math.min(days, RECENT_DAYS_FIRST)
+    for (let n = 0; n < recent; n++) {
+      yield* fillDay(days - 1 - n)
+      yield* onDay(n + 1)
+    }
+    yield* seedDemoCrawlerTraffic({ accountId, brands: prepared.brands, days, now: at })
+    for (let n = recent; n < days; n++) {
+      yield* fillDay(days - 1 - n)
+      yield* onDay(n + 1)
+    }
+  })
+
+/** Creates or refreshes the demo workspace, filled before it returns; returns what to print. */
+export const runDemo = (options: DemoOptions = {}) =>
+  Effect.gen(function*() {
+    const repo = yield* ObservationsRepo
+    const prepared = yield* prepareDemo(options)
+    yield* fillDemo(prepared)
+    const report: Array<{ slug: string; observations: number; prompts: number }> = []
+    for (const brand of prepared.brands) {
+      report.push({
+        slug: brand.slug,
+        observations: yield* repo.count(prepared.accountId, brand.id),
+        prompts: Math.min(prepared.promptsPerBrand, brand.spec.prompts.length)
+      })
+    }
+    return {
+      email: DEMO_EMAIL,
+      password: DEMO_PASSWORD,
+      apiKey: prepared.apiKey,
+      accountId: prepared.accountId,
+      days: prepared.days,
+      brands: report
+    } satisfies DemoReport
+  })
+
+/** The login and key of a prepared demo, its data still filling (DEMO=1 prints it before listening). */
+export const printPreparedDemo = (prepared: PreparedDemo) =>
+  Effect.flatMap(AppConfig, ({ port }) => Console.log(
+    [
+      `demo workspace created; its ${prepared.days} days of observations and crawler traffic fill in the background (the web application says so until done)`,
+      ...prepared.brands.map((b) => `  brand ${b.slug}: ${Math.min(prepared.promptsPerBrand, b.spec.prompts.length)} prompts, observations filling`),
+      `  login:    ${DEMO_EMAIL}`,
+      `  password: ${DEMO_PASSWORD}`,
+      `  API key:  ${prepared.apiKey}`,
+      `  try:      curl -H "Authorization: Bearer ${prepared.apiKey}" http://localhost:${port}/api/public/v1/brands`
+    ].join("\n")
+  ))
 
 /** Prints the report; the curl line points at the configured port (AppConfig). */
 export const printDemoReport = (report: DemoReport) =>

@@ -19,6 +19,16 @@ import { HitsRepo, type HitRow, type ReferralRow } from "../ingestion/HitsRepo.j
 const DEMO_ACTIONS = { removedPath: "/old-page", llmsTxt: "/llms.txt", spoofedBot: "GPTBot", spoofedShare: 0.3, spoofedIp: "203.0.113.7" } as const
 
 
+/**
+ * Lets the timers and I/O waiting in the event loop run (a macrotask turn), then goes on: on the
+ * embedded database every query resolves in microtasks, so a background fill that never yields would
+ * starve the server's requests (DEMO=1 fills while it serves).
+ */
+export const yieldToEventLoop = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
 /** Bots the demo site sees (catalog names) and their relative weights. */
 const DEMO_BOTS: ReadonlyArray<readonly [string, number]> = [
   ["GPTBot", 22],
@@ -176,7 +186,10 @@ export const seedCrawlerTraffic = (input: {
             engine
           })
         }
-        if (hits.length >= 1500) yield* flush
+        if (hits.length >= 500) {
+          yield* flush
+          yield* yieldToEventLoop
+        }
       }
       yield* flush
     }

@@ -1,3 +1,4 @@
+import { WorkspaceFillLive } from "../platform/WorkspaceFill.js"
 import { HttpApiBuilder, HttpMiddleware, HttpRouter } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
@@ -157,7 +158,8 @@ export const makeServices = <E, R>(options: {
     Layer.provideMerge(agents),
     // Rate limits (in process, or Redis with REDIS_URL) and the in-flight count of graceful shutdown.
     // The invalidation channel of the in-process caches (API keys, brand lists).
-    Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive, RequestLogLive, InvalidationsLive))
+    // The background fills of workspaces (the demo's), reported by GET /api/v1/me.
+    Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive, RequestLogLive, InvalidationsLive, WorkspaceFillLive))
   )
   // Webhook endpoints, the background sender and the alert checks (docs/webhooks.md).
   return Layer.mergeAll(SenderLive, AlertChecksLive).pipe(

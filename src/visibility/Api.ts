@@ -210,11 +210,22 @@ export const PortfolioResponse = Schema.Struct({
 // docs/visibility.md citations, 2.5 fan-outs
 // ---------------------------------------------------------------------------
 
-export const CitationsUrlParams = RangeUrlParams
+/** The brand selector of the reads that default to the primary brand or to the whole workspace: a slug. */
+const brandSelector = (description: string) => Schema.optional(Slug.annotations({ description }))
+
+/** Exact topic of a monitored prompt, as the topic filter of /industry/ranking. */
+const topicFilter = (description: string) => Schema.optional(Schema.String.annotations({ description }))
+
+export const CitationsUrlParams = Schema.Struct({
+  range: RangeParam,
+  brand: brandSelector("Brand slug: only that brand's answers (buckets relative to it); absent = every brand of the workspace")
+})
 
 export const CitationsResponse = Schema.Struct({
   domains: Schema.Array(CitationDomain).annotations({ description: "Cited domains, most cited first" }),
-  total_citations: Count("All answer citation URLs in the workspace over the range (fan-out citations excluded)"),
+  total_citations: Count(
+    "All answer citation URLs in the workspace (the brand's, with brand) over the range (fan-out citations excluded)"
+  ),
   range: RangeEcho
 }).annotations({ identifier: "CitationsResponse" })
 
@@ -420,7 +431,11 @@ export const GapUrlParams = Schema.Struct({
         message: () => "must be an ISO-3166-1 alpha-2 code or empty"
       })
     )
-  )
+  ),
+  topic: topicFilter(
+    "Exact topic of a monitored prompt of the brand: only answers to prompts with this topic; empty or absent = all"
+  ),
+  brand: brandSelector("Brand slug; default the account's primary brand (the earliest added)")
 })
 
 export const GapDomain = Schema.Struct({
@@ -445,12 +460,13 @@ export const IndustryRankingUrlParams = Schema.Struct({
     Schema.String.annotations({
       description: "Exact topic of a monitored prompt: only observations of prompts with this topic; absent = all"
     })
-  )
+  ),
+  brand: brandSelector("Brand slug; default the account's primary brand (the earliest added)")
 })
 
 export const IndustryRankingResponse = Schema.Struct({
-  brand_slug: Str("The primary brand"),
-  brand_name: Str("The primary brand's name"),
+  brand_slug: Str("The brand read: the brand parameter, else the primary brand"),
+  brand_name: Str("That brand's name"),
   range: RangeEcho,
   topic: Schema.NullOr(Schema.String).annotations({ description: "The topic filter, null when absent" }),
   total_responses: Count("Observations in the population (the primary brand's, filtered by topic)"),
@@ -524,7 +540,8 @@ export class CitationsGroup extends HttpApiGroup.make("citations")
     HttpApiEndpoint.get("citations", "/citations")
       .setUrlParams(CitationsUrlParams)
       .addSuccess(CitationsResponse)
-      .annotate(OpenApi.Summary, "Domains cited in AI answers across the workspace")
+      .addError(NotFoundError)
+      .annotate(OpenApi.Summary, "Domains cited in AI answers across the workspace, or for one brand")
       .annotate(OpenApi.Description, CitationsDescriptions.citations)
   )
   .add(

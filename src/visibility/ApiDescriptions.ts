@@ -64,8 +64,8 @@ export const CitationsDescriptions = {
     "citations (0..1) and bucket (owned = the brand's own domain, competitor = a tracked competitor's, ugc = forums, " +
     "social and video sites, reference = encyclopedias and dictionaries, earned = every other site). Use it for " +
     "\"where do AI engines get their information about us\"; for sites that cite competitors but never the brand " +
-    "use GET /industry/gap, for one competitor's sources GET /industry/competitors/:name/citations. Parameter: " +
-    RANGE + ". Citations of fan-out sub-questions are not counted (GET /citations/fanouts).",
+    "use GET /industry/gap, for one competitor's sources GET /industry/competitors/:name/citations. Parameters: " +
+    RANGE + "; brand (slug: only that brand's answers, buckets relative to it; absent = every brand; unknown = 404). Citations of fan-out sub-questions are not counted (GET /citations/fanouts).",
   fanouts:
     "How AI engines broke the monitored prompts into sub-questions they searched for (query fan-out), with the URLs " +
     "cited for each: one group per prompt and engine, its latest decomposition in the range. Use it to see what an " +
@@ -93,14 +93,16 @@ export const IndustryDescriptions = {
     "appearances = answers naming the competitor and not us). Parameters: name (a tracked competitor, " +
     "case-insensitive); " + RANGE + ". A name that is not a tracked competitor answers 404.",
   gap:
-    "The citation gap of the primary brand: domains that AI answers cite alongside competitors but never alongside " +
+    "The citation gap of a brand (default the primary brand): domains that AI answers cite alongside competitors but never alongside " +
     "the brand, ranked by opportunity (answers mentioning a competitor that cite the domain), with the competitors " +
     "seen there and the domain's bucket. Use it for \"where do competitors get cited and we don't\": the sites " +
     "to earn a presence on. Parameters: " + RANGE + "; region (ISO-3166-1 alpha-2, case-insensitive; absent = all " +
-    "regions).",
+    "regions); topic (the exact topic of a monitored prompt of the brand: only answers to those prompts; absent = " +
+    "all); brand (slug; default the primary brand; unknown = 404).",
   ranking:
-    "Share-of-voice ranking of the primary brand and its competitors, over all monitored prompts or those of one " +
+    "Share-of-voice ranking of a brand (default the primary brand) and its competitors, over all monitored prompts or those of one " +
     "topic: mentions, share (0..1), change against the previous period, sentiment shares. Use it for \"who leads " +
     "on topic X\" (topics from GET /topics); for the overview with a daily series use GET /industry/metrics. " +
-    "Parameters: " + RANGE + "; topic (the exact topic of a monitored prompt; absent = all)." + INTERVALS
+    "Parameters: " + RANGE + "; topic (the exact topic of a monitored prompt; absent = all); brand (slug; default " +
+    "the primary brand; unknown = 404)." + INTERVALS
 } as const

@@ -59,7 +59,7 @@ export const CitationsHttpLive = HttpApiBuilder.group(ServerApi, "citations", (h
     const visibility = yield* Visibility
     return handlers
       .handle("citations", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.citations(id, urlParams.range)).pipe(
+        Effect.flatMap(account, (id) => visibility.citations(id, urlParams.range, urlParams.brand)).pipe(
           Effect.map((body) => encodedJson(CitationsResponse, body))
         ))
       .handle("fanouts", ({ urlParams }) =>
@@ -86,11 +86,11 @@ export const IndustryHttpLive = HttpApiBuilder.group(ServerApi, "industry", (han
           Effect.map((body) => encodedJson(CompetitorPromptsResponse, body))
         ))
       .handle("gap", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.gap(id, urlParams.range, urlParams.region)).pipe(
+        Effect.flatMap(account, (id) => visibility.gap(id, urlParams.range, urlParams.region, { topic: urlParams.topic, brand: urlParams.brand })).pipe(
           Effect.map((body) => encodedJson(GapResponse, body))
         ))
       .handle("ranking", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.ranking(id, urlParams.range, urlParams.topic)).pipe(
+        Effect.flatMap(account, (id) => visibility.ranking(id, urlParams.range, urlParams.topic, urlParams.brand)).pipe(
           Effect.map((body) => encodedJson(IndustryRankingResponse, body))
         ))
   }))

@@ -246,6 +246,8 @@ export interface VisibilityRepoShape {
   ) => Effect.Effect<ReadonlyArray<EngineTotals>>
   /** Answer citations per domain over the account's brands. */
   readonly workspaceDomains: (accountId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<DomainTotals>>
+  /** The same for one brand's answers (buckets relative to that brand). */
+  readonly brandDomains: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<DomainTotals>>
   /**
    * The first `limit` fan-out groups (prompt, engine) of the account in the range, in the order of
    * brands (oldest first), prompts (oldest first) and engines, each with the sub-questions of its
@@ -293,6 +295,19 @@ export interface VisibilityRepoShape {
   readonly gap: (accountId: number, brandId: number, from: string, to: string, region: string | null) => Effect.Effect<ReadonlyArray<GapRow>>
   /** Per monitored prompt of the brand: answers in [from, to], and per entity the answers mentioning it (prompt rollups). */
   readonly promptEntityCounts: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<PromptEntityCounts>
+  /**
+   * The same gap over the answers to the brand's prompts of one topic: read from the stored answers and
+   * their citations and mentions (the daily rollups hold no prompt), within one brand, one topic and at
+   * most the 90 days of a range.
+   */
+  readonly topicGap: (
+    accountId: number,
+    brandId: number,
+    from: string,
+    to: string,
+    region: string | null,
+    topic: string
+  ) => Effect.Effect<ReadonlyArray<GapRow>>
   /** Brand mentions over responses, per engine and overall, in [currentFrom, until] and [previousFrom, currentFrom) (UTC days). */
   readonly mentionCounts: (
     accountId: number,
@@ -430,6 +445,13 @@ export const VisibilityRepoLive = Layer.effect(
           select domain, ${bucketOf} as bucket, sum(citations)::int as citations
           from domain_daily
           where account_id = ${accountId} and day between ${from}::date and ${to}::date
+          group by domain order by sum(citations) desc, domain`.pipe(rows(DomainTotals), Effect.orDie),
+
+      brandDomains: (accountId, brandId, from, to) =>
+        sql`
+          select domain, ${bucketOf} as bucket, sum(citations)::int as citations
+          from domain_daily
+          where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
           group by domain order by sum(citations) desc, domain`.pipe(rows(DomainTotals), Effect.orDie),
 
       fanoutGroups: (accountId, from, to, limit) =>
@@ -605,6 +627,47 @@ export const VisibilityRepoLive = Layer.effect(
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
             group by prompt_id, entity_id`.pipe(rows(PromptEntityRow))
         }, { concurrency: "unbounded" }).pipe(Effect.orDie),
+      // Membership tests (hashed subplans) rather than joins: freshly filled tables without statistics
+      // (the embedded database runs no autovacuum) otherwise got nested loops over whole scans.
+      topicGap: (accountId, brandId, from, to, region, topic) =>
+        sql`
+          with answers as materialized (
+            select o.id, o.brand_mentioned, o.mentioned_competitors > 0 as with_competitor
+            from observations o
+            where o.account_id = ${accountId} and o.brand_id = ${brandId} and o.day between ${from}::date and ${to}::date
+              ${region === null ? sql`` : sql`and o.region = ${region}`}
+              and o.prompt_id in (select p.id from prompts p where p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic})
+          ),
+          cited as materialized (
+            select c.domain, c.bucket, c.observation_id,
+                   c.observation_id in (select id from answers where brand_mentioned) as brand_mentioned,
+                   c.observation_id in (select id from answers where with_competitor) as with_competitor
+            from citations c
+            where c.account_id = ${accountId} and c.brand_id = ${brandId} and c.day between ${from}::date and ${to}::date
+              and c.observation_id in (select id from answers)
+          ),
+          gap as (
+            select domain, ${bucketOf} as bucket, (count(distinct observation_id) filter (where with_competitor))::int as opportunity
+            from cited
+            group by domain
+            having count(*) filter (where brand_mentioned) = 0 and count(*) filter (where with_competitor) > 0
+          ),
+          named as materialized (
+            select m.observation_id, array_agg(distinct m.competitor_id) as ids
+            from mentions m
+            where m.account_id = ${accountId} and m.brand_id = ${brandId} and m.day between ${from}::date and ${to}::date
+              and m.competitor_id is not null
+              and m.observation_id in (select id from answers where with_competitor)
+            group by m.observation_id
+          ),
+          pairs as (
+            select c.domain, array_agg(distinct id order by id) as ids
+            from cited c join named n on n.observation_id = c.observation_id, unnest(n.ids) as id
+            where c.with_competitor
+            group by c.domain
+          )
+          select g.domain, g.bucket, g.opportunity, coalesce(p.ids, '{}') as "competitorIds"
+          from gap g left join pairs p on p.domain = g.domain`.pipe(rows(GapRow), Effect.orDie),
       mentionCounts: (accountId, brandId, previousFrom, currentFrom, until) =>
         sql`
           select engine,

@@ -67,7 +67,8 @@ export interface VisibilityShape {
   ) => Effect.Effect<Wire<typeof MentionsResponse>, NotFound>
   readonly prompts: (accountId: number, slug: string) => Effect.Effect<Wire<typeof PromptsResponse>, NotFound>
   readonly portfolio: (accountId: number, range: Range | undefined) => Effect.Effect<Wire<typeof PortfolioResponse>>
-  readonly citations: (accountId: number, range: Range | undefined) => Effect.Effect<Wire<typeof CitationsResponse>>
+  /** Every brand's citations, or one brand's (its slug; 404 when unknown). */
+  readonly citations: (accountId: number, range: Range | undefined, brand?: string | undefined) => Effect.Effect<Wire<typeof CitationsResponse>, NotFound>
   readonly fanouts: (accountId: number, range: Range | undefined) => Effect.Effect<Wire<typeof FanoutsResponse>>
   readonly model: (accountId: number, range: Range | undefined, brand: string | undefined) => Effect.Effect<Wire<typeof ModelResponse>, NotFound>
   readonly topics: (accountId: number) => Effect.Effect<Wire<typeof TopicsResponse>>
@@ -83,8 +84,19 @@ export interface VisibilityShape {
   ) => Effect.Effect<Wire<typeof IndustryMetricsResponse>, NotFound>
   readonly competitorCitations: (accountId: number, name: string, range: Range | undefined) => Effect.Effect<Wire<typeof CompetitorCitationsResponse>, NotFound>
   readonly competitorPrompts: (accountId: number, name: string, range: Range | undefined) => Effect.Effect<Wire<typeof CompetitorPromptsResponse>, NotFound>
-  readonly gap: (accountId: number, range: Range | undefined, region: string | undefined) => Effect.Effect<Wire<typeof GapResponse>>
-  readonly ranking: (accountId: number, range: Range | undefined, topic: string | undefined) => Effect.Effect<Wire<typeof IndustryRankingResponse>, NotFound>
+  /** The gap of the primary brand, or of the brand given (its slug; 404 when unknown); optionally for one topic. */
+  readonly gap: (
+    accountId: number,
+    range: Range | undefined,
+    region: string | undefined,
+    options?: { readonly topic?: string | undefined; readonly brand?: string | undefined }
+  ) => Effect.Effect<Wire<typeof GapResponse>, NotFound>
+  readonly ranking: (
+    accountId: number,
+    range: Range | undefined,
+    topic: string | undefined,
+    brand?: string | undefined
+  ) => Effect.Effect<Wire<typeof IndustryRankingResponse>, NotFound>
   /** The citation gap of one brand over every region (for the primary brand: GET /industry/gap's domains). */
   readonly brandGap: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<Wire<typeof GapResponse>["domains"], NotFound>
   /**
@@ -463,11 +475,18 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const citations: VisibilityShape["citations"] = (accountId, rangeParam) =>
+    /** The brand of a `brand` selector: the slug's brand (404 when unknown), else None. */
+    const selected = (accountId: number, slug: string | undefined) =>
+      slug === undefined || slug === "" ? Effect.succeed(Option.none<BrandRow>()) : Effect.map(brandBySlug(accountId, slug), Option.some)
+
+    const citations: VisibilityShape["citations"] = (accountId, rangeParam, brandParam) =>
       Effect.gen(function*() {
         const range = rangeOrDefault(rangeParam)
+        const brand = yield* selected(accountId, brandParam)
         const { from, to } = periodOf(yield* now, rangeDays(range))
-        const rows = yield* repo.workspaceDomains(accountId, from, to)
+        const rows = yield* (Option.isSome(brand)
+          ? repo.brandDomains(accountId, brand.value.id, from, to)
+          : repo.workspaceDomains(accountId, from, to))
         const total = rows.reduce((sum, row) => sum + row.citations, 0)
         return {
           domains: rows.map((row) => ({
@@ -662,12 +681,14 @@ export const VisibilityLive = Layer.effect(
         return { competitor: competitor.name, range, prompts, count: prompts.length }
       })
 
-    /** The gap domains of one brand in a range (and region, null = all), ranked as GET /industry/gap ranks them. */
-    const gapDomains = (accountId: number, brand: BrandRow, range: Range, region: string | null) =>
+    /** The gap domains of one brand in a range (and region, null = all; topic, null = every prompt), ranked as GET /industry/gap ranks them. */
+    const gapDomains = (accountId: number, brand: BrandRow, range: Range, region: string | null, topic: string | null) =>
       Effect.gen(function*() {
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const [rows, competitors] = yield* Effect.all([
-          repo.gap(accountId, brand.id, from, to, region),
+          topic === null
+            ? repo.gap(accountId, brand.id, from, to, region)
+            : repo.topicGap(accountId, brand.id, from, to, region, topic),
           brands.competitors(accountId, brand.id)
         ], { concurrency: "unbounded" })
         const names = new Map(competitors.map((c) => [c.id, c.name]))
@@ -681,19 +702,21 @@ export const VisibilityLive = Layer.effect(
           .sort((a, b) => b.opportunity - a.opportunity || b.competitors.length - a.competitors.length || alphabetical(a.domain, b.domain))
       })
 
-    const gap: VisibilityShape["gap"] = (accountId, rangeParam, regionParam) =>
+    const gap: VisibilityShape["gap"] = (accountId, rangeParam, regionParam, options) =>
       Effect.gen(function*() {
         const range = rangeOrDefault(rangeParam)
         const region = regionParam === undefined || regionParam === "" ? null : regionParam.toUpperCase()
-        const brand = yield* primaryBrand(accountId)
+        const topic = options?.topic === undefined || options.topic === "" ? null : options.topic
+        const chosen = yield* selected(accountId, options?.brand)
+        const brand = Option.isSome(chosen) ? chosen : yield* primaryBrand(accountId)
         const empty = { range, region: region ?? "all", domains: [], count: 0 }
         if (Option.isNone(brand)) return empty
-        const domains = yield* gapDomains(accountId, brand.value, range, region)
+        const domains = yield* gapDomains(accountId, brand.value, range, region, topic)
         return { ...empty, domains, count: domains.length }
       })
 
     const brandGap: VisibilityShape["brandGap"] = (accountId, slug, rangeParam) =>
-      Effect.flatMap(brandBySlug(accountId, slug), (brand) => gapDomains(accountId, brand, rangeOrDefault(rangeParam), null))
+      Effect.flatMap(brandBySlug(accountId, slug), (brand) => gapDomains(accountId, brand, rangeOrDefault(rangeParam), null, null))
 
     const promptCompetition: VisibilityShape["promptCompetition"] = (accountId, slug, rangeParam) =>
       Effect.gen(function*() {
@@ -721,11 +744,12 @@ export const VisibilityLive = Layer.effect(
         })
       })
 
-    const ranking: VisibilityShape["ranking"] = (accountId, rangeParam, topicParam) =>
+    const ranking: VisibilityShape["ranking"] = (accountId, rangeParam, topicParam, brandParam) =>
       Effect.gen(function*() {
         const range = rangeOrDefault(rangeParam)
         const topic = topicParam === undefined || topicParam === "" ? null : topicParam
-        const brand = yield* Effect.flatMap(
+        const chosen = yield* selected(accountId, brandParam)
+        const brand = Option.isSome(chosen) ? chosen.value : yield* Effect.flatMap(
           primaryBrand(accountId),
           Option.match({ onNone: () => Effect.fail(BRAND_NOT_FOUND), onSome: Effect.succeed })
         )

@@ -135,15 +135,27 @@ The same key authenticates the MCP server at <code>/mcp</code>.</p>
 let page: string | undefined
 export const apiReferenceHtml = () => (page ??= render())
 
+/**
+ * Colours meet WCAG AA contrast (4.5:1) for their text, on white and on the code background alike;
+ * below 800 px the endpoint list stacks above the content and long paths, names and tables wrap, so
+ * the page never scrolls sideways (test/web/reference-page.test.ts, at 390 and 1280 px).
+ */
 export const REFERENCE_CSS = `
 body { margin: 0; display: flex; font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #111827; }
 nav { width: 320px; flex: none; height: 100vh; overflow: auto; position: sticky; top: 0; padding: 16px; background: #f9fafb; border-right: 1px solid #e5e7eb; box-sizing: border-box; }
 nav ul { list-style: none; padding: 0; margin: 0; } nav li { margin: 2px 0; } nav a { color: #111827; text-decoration: none; font-size: 13px; }
-main { padding: 24px 32px; max-width: 1000px; }
+main { padding: 24px 32px; max-width: 1000px; min-width: 0; overflow-wrap: anywhere; }
 h3 { margin-top: 0; } .op, .schema { border: 1px solid #e5e7eb; border-radius: 8px; padding: 16px; margin: 16px 0; }
 table { width: 100%; border-collapse: collapse; margin-bottom: 8px; } th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
-th { color: #6b7280; } code { font-family: ui-monospace, Menlo, monospace; font-size: 13px; background: #f3f4f6; padding: 1px 4px; border-radius: 4px; }
+th { color: #4b5563; } code { font-family: ui-monospace, Menlo, monospace; font-size: 13px; background: #f3f4f6; padding: 1px 4px; border-radius: 4px; }
 .method { display: inline-block; min-width: 44px; text-align: center; font-size: 12px; font-weight: 700; color: #fff; border-radius: 4px; padding: 0 4px; }
-.method.get { background: #2563eb; } .method.post { background: #16a34a; }
-.muted { color: #6b7280; } .req { color: #dc2626; font-size: 12px; } a { color: #2563eb; }
+.method.get { background: #1d4ed8; } .method.post { background: #15803d; }
+.muted { color: #4b5563; } .req { color: #b91c1c; font-size: 12px; } a { color: #1d4ed8; }
+@media (max-width: 800px) {
+  body { display: block; }
+  nav { width: auto; height: auto; position: static; border-right: 0; border-bottom: 1px solid #e5e7eb; }
+  main { padding: 16px; }
+  .op, .schema { padding: 12px; }
+  table { table-layout: fixed; } th, td { padding: 4px; }
+}
 `

@@ -14,6 +14,8 @@ export interface InProcessAppShape {
     readonly method: "GET"
     readonly url: string
     readonly headers?: Record<string, string>
+    /** The origin the request is addressed to (default http://localhost): what the endpoint reads as its own URL. */
+    readonly origin?: string
   }) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpRouter.HttpRouter.DefaultServices>
 }
 
@@ -49,12 +51,12 @@ export const InProcessAppLive = Layer.effect(
     const api = HttpApi.Api.of({ api: ServerApi as unknown as Context.Tag.Service<HttpApi.Api>["api"], context })
     const app = yield* Effect.cached(HttpApiBuilder.httpApp.pipe(Effect.provide(context), Effect.provideService(HttpApi.Api, api)))
     return InProcessApp.of({
-      run: ({ headers, method, url }) =>
+      run: ({ headers, method, origin, url }) =>
         Effect.flatMap(app, (httpApp) =>
           httpApp.pipe(
             Effect.provideService(
               HttpServerRequest.HttpServerRequest,
-              HttpServerRequest.fromWeb(new Request(`http://localhost${url}`, { method, headers: headers ?? {} }))
+              HttpServerRequest.fromWeb(new Request(`${origin ?? "http://localhost"}${url}`, { method, headers: headers ?? {} }))
             ),
             Effect.scoped
           ))

@@ -4,6 +4,8 @@ import { Effect, Layer } from "effect"
 import { CurrentUser } from "../accounts/Api.js"
 import { ForwardedAccount } from "../accounts/Forwarded.js"
 import { ServerApi } from "../api.js"
+import { AppConfig } from "../platform/Config.js"
+import { requestOrigin } from "../platform/RequestOrigin.js"
 import { InProcessApp, InProcessAppLive } from "./InProcess.js"
 
 /**
@@ -42,6 +44,7 @@ const targetOf = (twin: string) => {
 export const TwinsHttpLive = HttpApiBuilder.group(ServerApi, "twins", (handlers) =>
   Effect.gen(function*() {
     const inProcess = yield* InProcessApp
+    const { trustProxy } = yield* AppConfig
 
     /** Runs the public endpoint `path` (plus fixed parameters) for the session's account. */
     const run = (
@@ -55,16 +58,12 @@ export const TwinsHttpLive = HttpApiBuilder.group(ServerApi, "twins", (handlers)
         const query = new URLSearchParams(request.url.includes("?") ? request.url.slice(request.url.indexOf("?") + 1) : "")
         for (const [name, value] of Object.entries(fixed ?? {})) query.set(name, value)
         const search = query.toString()
-        // The host the browser used travels along, so URLs in the answer (the tag snippet) point back at it.
-        const forwarded: Record<string, string> = {}
-        for (const name of ["host", "x-forwarded-host", "x-forwarded-proto"] as const) {
-          const value = request.headers[name]
-          if (value !== undefined) forwarded[name === "host" ? "x-forwarded-host" : name] = value
-        }
+        // The in-process request is addressed to the origin the browser used (its proxy's forwarded host
+        // and scheme only with TRUST_PROXY), so URLs in the answer (the tag snippet) point back at it.
         return yield* inProcess.run({
           method: "GET",
           url: `/api/public/v1${path}${search === "" ? "" : `?${search}`}`,
-          headers: forwarded
+          origin: requestOrigin(request, trustProxy)
         }).pipe(
           Effect.provideService(ForwardedAccount, { accountId: user.accountId, keyId: `session:${user.userId}` })
         )

@@ -47,6 +47,7 @@ export const makeFakeVisibilityRepo = (view: VisibilityStoreView) =>
     portfolioCompetitors: () => Effect.succeed([]),
     engineTotals: () => Effect.succeed([]),
     workspaceDomains: () => Effect.succeed([]),
+    brandDomains: () => Effect.succeed([]),
     fanoutGroups: () => Effect.succeed([]),
     entityTotals: () => Effect.succeed({ entities: [], population: NO_POPULATION }),
     topicEntityTotals: () => Effect.succeed({ entities: [], population: NO_POPULATION }),
@@ -56,6 +57,7 @@ export const makeFakeVisibilityRepo = (view: VisibilityStoreView) =>
     competitorPrompts: () => Effect.succeed([]),
     gap: () => Effect.succeed([]),
     promptEntityCounts: () => Effect.succeed({ prompts: [], entities: [] }),
+    topicGap: () => Effect.succeed([]),
     mentionCounts: () => Effect.succeed([]),
     citationChanges: () => Effect.succeed([])
   })

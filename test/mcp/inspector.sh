@@ -34,6 +34,12 @@ done
 key="$(sed -n 's/^ *API key: *\(aivkey_[^ ]*\).*/\1/p' "$log" | tail -1)"
 [ -n "$key" ] || { cat "$log" >&2; echo "inspector.sh: no demo API key in the server's output" >&2; exit 1; }
 brand="$(sed -n 's/^ *brand \([a-z0-9-]*\):.*/\1/p' "$log" | head -1)"
+# The server listens before the demo's days are written (they fill in the background): wait for them.
+for _ in $(seq 1 300); do
+  if grep -q "demo workspace filled" "$log"; then break; fi
+  if ! kill -0 "$server_pid" 2>/dev/null; then cat "$log" >&2; echo "inspector.sh: the server exited" >&2; exit 1; fi
+  sleep 1
+done
 
 # Offline at run time: npm (which the Inspector may consult) is told not to reach the registry.
 export npm_config_offline=true

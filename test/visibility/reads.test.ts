@@ -778,6 +778,75 @@ for (const backend of databaseBackends()) {
       })
     })
 
+    describe("brand and topic selectors of the gap, the ranking and the citations", () => {
+      it("/industry/gap?topic= reads only the answers to the brand's prompts of that topic", async () => {
+        // crm (P1, P3): A2 cites g2.com and globex.com beside Globex and Initech; A5 (no entity) does not count.
+        expect(await ok("/industry/gap?topic=crm")).toEqual({
+          range: "30d",
+          region: "all",
+          domains: [
+            { domain: "g2.com", bucket: "earned", opportunity: 1, competitors: ["Globex", "Initech"] },
+            { domain: "globex.com", bucket: "competitor", opportunity: 1, competitors: ["Globex", "Initech"] }
+          ],
+          count: 2
+        })
+        // pricing (P2): A7 cites news.example.org beside Globex; A3, A6 and A14 cite theirs beside Acme.
+        expect(await ok("/industry/gap?topic=pricing")).toEqual({
+          range: "30d",
+          region: "all",
+          domains: [{ domain: "news.example.org", bucket: "earned", opportunity: 1, competitors: ["Globex"] }],
+          count: 1
+        })
+        expect((await ok("/industry/gap?topic=pricing&region=gb")).domains).toEqual([])
+        expect((await ok("/industry/gap?topic=crm&range=90d")).domains.map((d: any) => d.domain)).toEqual(["g2.com", "globex.com", "forum.globex-fans.net"])
+        // A topic no prompt has (or another brand's): nothing; an empty topic is no filter.
+        expect((await ok("/industry/gap?topic=mobility")).domains).toEqual([])
+        expect(await ok("/industry/gap?topic=")).toEqual(await ok("/industry/gap"))
+      })
+
+      it("brand= selects the brand of the gap and the ranking (default the primary brand)", async () => {
+        expect(await ok("/industry/gap?brand=acme")).toEqual(await ok("/industry/gap"))
+        // bolt: zenith.com is cited beside Bolt (B4), so it is no gap; nothing of acme's shows.
+        expect(await ok("/industry/gap?brand=bolt")).toEqual({ range: "30d", region: "all", domains: [], count: 0 })
+        expect((await ok("/industry/gap?brand=bolt&topic=mobility&range=90d")).domains).toEqual([])
+        const bolt = await ok("/industry/ranking?brand=bolt")
+        expect([bolt.brand_slug, bolt.brand_name]).toEqual(["bolt", "Bolt"])
+        expect(bolt.ranking.map((r: any) => [r.name, r.mentions, r.is_own])).toEqual([["Bolt", 3, true], ["Zenith", 3, false]])
+        expect(bolt.total_responses).toBe(5)
+        expect((await ok("/industry/ranking?brand=bolt&topic=mobility")).ranking).toEqual(bolt.ranking)
+        expect((await ok("/industry/ranking?brand=bolt&topic=crm")).total_responses).toBe(0)
+        expect(await ok("/industry/ranking?brand=acme&topic=crm")).toEqual(await ok("/industry/ranking?topic=crm"))
+      })
+
+      it("/citations?brand= counts only that brand's answers, buckets relative to it", async () => {
+        expect(await ok("/citations?brand=bolt")).toEqual({
+          domains: [
+            { domain: "zenith.com", citations: 2, share: 0.5, bucket: "competitor" },
+            { domain: "bolt.io", citations: 1, share: 0.25, bucket: "owned" },
+            { domain: "reddit.com", citations: 1, share: 0.25, bucket: "ugc" }
+          ],
+          total_citations: 4,
+          range: "30d"
+        })
+        const acme = await ok("/citations?brand=acme")
+        expect(acme.domains.map((d: any) => d.domain)).not.toContain("bolt.io")
+        expect(acme.domains.map((d: any) => d.domain)).not.toContain("zenith.com")
+        const all = await ok("/citations")
+        expect(all.total_citations).toBe(acme.total_citations + 4)
+      })
+
+      it("an unknown brand is 404 brand not found; a malformed one 400", async () => {
+        for (const path of ["/industry/gap?brand=nope", "/industry/ranking?brand=nope", "/citations?brand=nope"]) {
+          expect({ path, ...(await get(path)) }).toEqual({ path, status: 404, body: { error: "brand not found" } })
+        }
+        for (const path of ["/industry/gap?brand=Not_A_Slug", "/industry/ranking?brand=ACME", "/citations?brand=x%20y"]) {
+          const { body, status } = await get(path)
+          expect({ path, status }).toEqual({ path, status: 400 })
+          expect(body.error).toStartWith("invalid brand:")
+        }
+      })
+    })
+
     describe("parameters", () => {
       it("bad values are 400 naming the parameter", async () => {
         const cases: Array<[string, string]> = [

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { freePort } from "../hardening/server.js"
 import { type Browser, chromium, type Page } from "playwright-core"
-import { CHROMIUM, CHROMIUM_ARGS, haveChromium, ROOT } from "./chromium.js"
+import { CHROMIUM, CHROMIUM_ARGS, haveChromium, ROOT, waitForDemo } from "./chromium.js"
 import { sampleAgents, sampleIndustryMetrics, sampleModel, samplePages, sampleSnapshots } from "./sample-data.js"
 import { axeSource, type Finding, inspect, PAGES, settle, WIDTHS } from "./walk.js"
 
@@ -42,7 +42,7 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
   beforeAll(async () => {
     server = Bun.spawn(["bun", "run", "start"], {
       cwd: ROOT,
-      // The demo workspace (30 days: enough for the 30d dashboards) is created before the server listens.
+      // The demo workspace (30 days: enough for the 30d dashboards), filled in the background.
       env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, DATABASE_URL: "", DEMO: "1", DEMO_DAYS: "30",
         // The webhook test's receiver listens on loopback.
         WEBHOOK_ALLOW_PRIVATE: "1", WEBHOOK_POLL_MS: "200" },
@@ -56,6 +56,8 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
       if (!up) await Bun.sleep(100)
     }
     if (!up) throw new Error("server did not come up")
+    // The server listens in seconds and fills the demo's days in the background: the pages are walked once it is done.
+    await waitForDemo(base)
     // A fresh profile per run (persistent context = its own --user-data-dir).
     const context = await chromium.launchPersistentContext(profileDir, {
       executablePath: CHROMIUM,

@@ -31,7 +31,29 @@ export interface Served {
   readonly stop: () => Promise<void>
 }
 
-/** Starts the service and waits for /healthz; the demo workspace (when DEMO=1) exists before it listens. */
+/**
+ * Signs in as the demo account and waits until the server has filled the demo workspace in the
+ * background (GET /api/v1/me: `data_fill.status` "ready"); fails if the fill fails or takes too long.
+ */
+export const waitForDemo = async (base: string, timeoutMs = 540_000): Promise<string> => {
+  const login = await fetch(`${base}/api/v1/auth/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: base },
+    body: JSON.stringify({ email: "demo@example.com", password: "demo-password-2026" })
+  })
+  if (login.status !== 200) throw new Error(`demo sign-in: ${login.status}`)
+  const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    const me = (await (await fetch(`${base}/api/v1/me`, { headers: { cookie } })).json()) as { data_fill?: { status: string } }
+    if (me.data_fill === undefined || me.data_fill.status === "ready") return cookie
+    if (me.data_fill.status === "failed") throw new Error("the demo workspace failed to fill")
+    await Bun.sleep(500)
+  }
+  throw new Error("the demo workspace did not fill in time")
+}
+
+/** Starts the service and waits for /healthz, and with DEMO=1 for the demo workspace to be filled. */
 export const startServer = async (env: Record<string, string>): Promise<Served> => {
   const dataDir = mkdtempSync(join(tmpdir(), "aiv-browser-"))
   const port = freePort()
@@ -48,7 +70,10 @@ export const startServer = async (env: Record<string, string>): Promise<Served> 
     rmSync(dataDir, { recursive: true, force: true })
   }
   for (let i = 0; i < 2400; i++) {
-    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) return { base, stop }
+    if (await fetch(`${base}/healthz`).then((r) => r.ok, () => false)) {
+      if (env["DEMO"] === "1") await waitForDemo(base)
+      return { base, stop }
+    }
     if (server.exitCode !== null) break
     await Bun.sleep(100)
   }

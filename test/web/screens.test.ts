@@ -144,6 +144,23 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     expect(await page.locator("#ranking").textContent()).toContain("95% intervals: how much the figure moves from one asking to the next")
     expect(await page.locator("#ranking").textContent()).not.toContain("±")
 
+    // A second brand's citations, gap (one topic of its prompts) and ranking are that brand's own.
+    const second = `${served.base}/#/brands/bramble-outfitters`
+    await page.goto(`${second}/citations`)
+    await rows("#citations-table").first().waitFor()
+    const cited = await page.locator("#citations-table tbody tr td:first-child").allTextContents()
+    expect(cited).toContain("brambleoutfitters.com")
+    expect(cited).not.toContain("northwindcrm.com")
+    await page.getByLabel("Topic").selectOption("rain jackets")
+    await page.waitForURL(/citations\?topic=rain(%20|\+)jackets$/)
+    await page.locator("#gap", { hasText: "prompts about “rain jackets”" }).waitFor()
+    const gapOfTopic = await publicGet<{ count: number; domains: Array<{ domain: string }> }>("/industry/gap?brand=bramble-outfitters&topic=rain%20jackets")
+    expect(gapOfTopic.count).toBeGreaterThan(0)
+    expect(await page.locator("#gap-table tbody tr td:first-child").allTextContents()).toEqual(gapOfTopic.domains.map((d) => d.domain))
+    await page.goto(`${second}/ranking`)
+    await page.locator("h1", { hasText: "Ranking · Bramble Outfitters" }).waitFor()
+    expect(await page.locator("#ranking-table tbody tr", { hasText: "Bramble Outfitters (you)" }).count()).toBe(1)
+
     await page.goto(`${base}/competitors?competitor=Pipeline.io`)
     await rows("#competitor-detail").first().waitFor()
     expect(await page.locator("#competitor-detail table").count()).toBe(2)

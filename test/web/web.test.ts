@@ -106,6 +106,13 @@ describe("web application (server side)", () => {
     expect(theirs.brands.map((b) => b.slug)).toEqual(["theirs"])
     const invalid = await app.fetch("/api/v1/me/citations?range=8d", { headers: { cookie } })
     expect(invalid.status).toBe(400)
+    // The brand and topic selectors pass through to the public endpoint, 404 included.
+    for (const path of ["/industry/gap?brand=acme&topic=general", "/industry/ranking?brand=acme", "/citations?brand=acme", "/industry/gap?brand=nope", "/citations?brand=nope"]) {
+      const viaTwin = await app.fetch(`/api/v1/me${path}`, { headers: { cookie } })
+      const viaKey = await app.fetch(`/api/public/v1${path}`, { headers: bearer(key) })
+      expect({ path, status: viaTwin.status }).toEqual({ path, status: path.includes("nope") ? 404 : 200 })
+      expect(await viaTwin.text()).toBe(await viaKey.text())
+    }
   })
 
   it("validates twin parameters with the public schemas", async () => {

@@ -99,6 +99,8 @@ export interface Me {
     readonly monthly_events?: number
   }
   readonly usage: { readonly brands: number; readonly active_api_keys: number; readonly prompts?: number }
+  /** Present for a workspace the server fills in the background (the demo of DEMO=1). */
+  readonly data_fill?: { readonly status: "filling" | "ready" | "failed"; readonly days: number; readonly days_filled: number }
 }
 
 export interface ApiKey {

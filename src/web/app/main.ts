@@ -483,6 +483,20 @@ const TITLES: ReadonlyArray<readonly [RegExp, string]> = [
   [/^settings/, "API keys"]
 ]
 
+/** While the server still fills this workspace in the background (the demo), a line saying so on every page. */
+const fillNotice = async () => {
+  if (me?.data_fill?.status !== "filling") return null
+  await loadMe()
+  const fill = me?.data_fill
+  if (fill?.status !== "filling") return null
+  return h(
+    "p",
+    { class: "notice", role: "status", id: "data-fill" },
+    `The demo workspace is still filling in: ${fill.days_filled} of ${fill.days} days of answers written, the newest first. ` +
+      "Reload in a minute to see the rest."
+  )
+}
+
 const render = async () => {
   destroyCharts()
   const [path = "", query = ""] = location.hash.replace(/^#/, "").split("?")
@@ -502,7 +516,7 @@ const render = async () => {
   else page = brandsPage(params)
   const title = TITLES.find(([pattern]) => pattern.test(parts.join("/")))?.[1] ?? "Brands"
   document.title = `${title} · AI Visibility`
-  append(root, [header(), h("main", { tabindex: -1 }, page)])
+  append(root, [header(), h("main", { tabindex: -1 }, me === null ? null : await fillNotice(), page)])
 }
 
 window.addEventListener("hashchange", () => void render())

@@ -18,8 +18,9 @@ import {
 } from "./kit.js"
 
 /**
- * The sources AI answers cite (across the workspace) and the gap report: domains cited beside the
- * competitors of the primary brand but never beside the brand. State: ?range=30d&type=<bucket>&region=US.
+ * The sources AI answers about this brand cite and its gap report: domains cited beside its
+ * competitors but never beside the brand, for every prompt or one topic of its prompts.
+ * State: ?range=30d&type=<bucket>&region=US&topic=<topic>.
  */
 
 interface CitationsResponse {
@@ -30,9 +31,8 @@ interface GapResponse {
   readonly region: string
   readonly domains: ReadonlyArray<{ readonly domain: string; readonly bucket: string; readonly opportunity: number; readonly competitors: ReadonlyArray<string> }>
 }
-interface RankingHead {
-  readonly brand_slug: string
-  readonly brand_name: string
+interface PromptsResponse {
+  readonly prompts: ReadonlyArray<{ readonly topic: string }>
 }
 
 const REGIONS = ["US", "GB", "CA", "AU", "IE", "IN", "DE", "FR", "ES", "IT", "NL", "BR", "MX", "JP"]
@@ -42,7 +42,9 @@ export const citationsScreen = (slug: string, params: URLSearchParams) => {
   const range = rangeOf(params)
   const type = params.get("type") ?? ""
   const region = (params.get("region") ?? "").toUpperCase()
-  const citations = section("Most cited sources", "citations", "Every answer of every brand in this workspace.")
+  const topic = params.get("topic") ?? ""
+  const brand = encodeURIComponent(slug)
+  const citations = section("Most cited sources", "citations", "Every answer about this brand.")
   const gap = section("Gap report", "gap")
 
   const typeSelect = select([["", "All types"], ...Object.entries(BUCKET_LABELS)], type)
@@ -50,8 +52,18 @@ export const citationsScreen = (slug: string, params: URLSearchParams) => {
   const regionSelect = select([["", "All regions"], ...REGIONS.map((r) => [r, r] as const)], region)
   if (region !== "" && !REGIONS.includes(region)) regionSelect.append(h("option", { value: region, selected: true }, region))
   regionSelect.addEventListener("change", () => navigate(path, params, { region: regionSelect.value }))
+  const topicSelect = select([["", "All topics"]], topic)
+  if (topic !== "") topicSelect.append(h("option", { value: topic, selected: true }, topic))
+  topicSelect.addEventListener("change", () => navigate(path, params, { topic: topicSelect.value }))
+  // The topics of this brand's prompts (the gap report filters its answers by them).
+  void get<PromptsResponse>(`/api/v1/me/brands/${slug}/prompts`).then((result) => {
+    if (!result.ok) return
+    const topics = [...new Set(result.value.prompts.map((p) => p.topic))].sort()
+    if (topic !== "" && !topics.includes(topic)) topics.push(topic)
+    topicSelect.replaceChildren(h("option", { value: "" }, "All topics"), ...topics.map((t) => h("option", { value: t, selected: t === topic }, t)))
+  })
 
-  void get<CitationsResponse>(`/api/v1/me/citations?range=${range}`).then((result) => {
+  void get<CitationsResponse>(`/api/v1/me/citations?range=${range}&brand=${brand}`).then((result) => {
     if (!result.ok) return citations.fill(errorState("The cited sources", result.error))
     const shown = type === "" ? result.value.domains : result.value.domains.filter((d) => d.bucket === type)
     citations.fill(
@@ -73,27 +85,25 @@ export const citationsScreen = (slug: string, params: URLSearchParams) => {
     )
   })
 
-  const gapQuery = new URLSearchParams({ range })
+  const gapQuery = new URLSearchParams({ range, brand: slug })
   if (region !== "") gapQuery.set("region", region)
-  void Promise.all([
-    get<GapResponse>(`/api/v1/me/industry/gap?${gapQuery.toString()}`),
-    get<RankingHead>(`/api/v1/me/industry/ranking?range=${range}`)
-  ]).then(([result, head]) => {
+  if (topic !== "") gapQuery.set("topic", topic)
+  void get<GapResponse>(`/api/v1/me/industry/gap?${gapQuery.toString()}`).then((result) => {
     if (!result.ok) return gap.fill(errorState("The gap report", result.error))
-    const primary = head.ok ? head.value : null
     gap.fill(
       h(
         "p",
         { class: "muted" },
         "Sources that cite your competitors but never your brand: the first places to earn a mention",
-        primary ? ` (for ${primary.brand_name}, your primary brand)` : "",
-        "."
+        topic === "" ? "." : ` (answers to prompts about “${topic}”).`
       ),
-      h("div", { class: "form-row" }, field("gap-region", "Region", regionSelect)),
+      h("div", { class: "form-row" }, field("gap-region", "Region", regionSelect), field("gap-topic", "Topic", topicSelect)),
       result.value.domains.length === 0
         ? emptyState(
-          "No gap in this period: every source citing a competitor also cited your brand, or no competitor was cited yet.",
-          h("a", { href: `#/brands/${primary?.brand_slug ?? slug}/competitors` }, "Review your competitors")
+          topic === ""
+            ? "No gap in this period: every source citing a competitor also cited your brand, or no competitor was cited yet."
+            : "No gap for this topic in this period: every source citing a competitor also cited your brand, or no competitor was cited yet.",
+          h("a", { href: `#/brands/${slug}/competitors` }, "Review your competitors")
         )
         : dataTable(
           ["Domain", "Type", "Answers naming a competitor that cite it", "Competitors seen with it"],

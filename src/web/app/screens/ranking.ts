@@ -5,7 +5,7 @@ import { dataTable, emptyState, errorState, field, navigate, pageHead, rangeFiel
 import { intervalEnds, INTERVAL_MEANING } from "../intervals.js"
 
 /**
- * Share of voice of the primary brand against its competitors, for every prompt or one topic.
+ * Share of voice of this brand against its competitors, for every prompt or one topic of its prompts.
  * State: ?range=30d&topic=<topic>.
  */
 
@@ -27,8 +27,8 @@ interface RankingResponse {
   readonly total_responses: number
   readonly ranking: ReadonlyArray<Row>
 }
-interface TopicsResponse {
-  readonly themes: ReadonlyArray<{ readonly theme: string }>
+interface PromptsResponse {
+  readonly prompts: ReadonlyArray<{ readonly topic: string }>
 }
 
 const points = (value: number) => `${value >= 0 ? "+" : "−"}${Math.abs(value * 100).toFixed(1)} pt`
@@ -43,24 +43,21 @@ export const rankingScreen = (slug: string, params: URLSearchParams) => {
   if (topic !== "") topicSelect.append(h("option", { value: topic, selected: true }, topic))
   topicSelect.addEventListener("change", () => navigate(path, params, { topic: topicSelect.value }))
 
-  void get<TopicsResponse>("/api/v1/me/topics").then((result) => {
+  // The topics of this brand's prompts (the ranking filters the brand's answers by them).
+  void get<PromptsResponse>(`/api/v1/me/brands/${slug}/prompts`).then((result) => {
     if (!result.ok) return
-    const themes = result.value.themes.map((t) => t.theme)
+    const themes = [...new Set(result.value.prompts.map((p) => p.topic))].sort()
     if (topic !== "" && !themes.includes(topic)) themes.push(topic)
     topicSelect.replaceChildren(h("option", { value: "" }, "All topics"), ...themes.map((t) => h("option", { value: t, selected: t === topic }, t)))
   })
 
   const query = new URLSearchParams({ range })
   if (topic !== "") query.set("topic", topic)
-  void get<RankingResponse>(`/api/v1/me/industry/ranking?${query.toString()}`).then((result) => {
+  void get<RankingResponse>(`/api/v1/me/industry/ranking?${query.toString()}&brand=${encodeURIComponent(slug)}`).then((result) => {
     if (!result.ok) return list.fill(errorState("The ranking", result.error))
     const data = result.value
     heading.textContent = `Ranking · ${data.brand_name}`
     list.fill(
-      data.brand_slug === slug
-        ? null
-        : h("p", { class: "notice" }, `The ranking compares your primary brand (the first one you added), ${data.brand_name}, with its competitors. `,
-          h("a", { href: `#/brands/${data.brand_slug}/ranking?${query.toString()}` }, `Open it under ${data.brand_name}`)),
       h("p", { class: "muted" }, `${formatNumber(data.total_responses)} answers ${data.topic ? `to prompts about “${data.topic}”` : "to all prompts"}, ${rangeLabel(range).toLowerCase()}. ${INTERVAL_MEANING}`),
       data.ranking.length === 0
         ? emptyState(
