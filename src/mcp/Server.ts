@@ -12,6 +12,7 @@ import { RateLimiter, rateLimitedResponse } from "../platform/RateLimiter.js"
 import { InProcessAppLive } from "../web/InProcess.js"
 import { INSTRUCTIONS, PromptsLive } from "./Guide.js"
 import { batchTooLarge, layerMcpJsonRpc, MAX_BATCH, messageCount, nestedTooDeep, nestedTooDeepResponse, statusOfUnaccepted } from "./JsonRpc.js"
+import { requestOrigin } from "../platform/RequestOrigin.js"
 import { McpCaller, ReadToolsLive, toolOutputSchemas } from "./Tools.js"
 
 /**
@@ -88,7 +89,10 @@ const McpProtocolLive = Layer.effect(
         if (Option.isSome(decision) && !decision.value.allowed) return rateLimitedResponse(decision.value)
       }
       // The tool handlers run in fibers that inherit this request's context: they read the key here.
-      const response = yield* Effect.provideService(httpApp, McpCaller, { authorization: authorization! })
+      const response = yield* Effect.provideService(httpApp, McpCaller, {
+        authorization: authorization!,
+        origin: requestOrigin(request, config.trustProxy)
+      })
       // Only notifications or responses arrived: nothing to answer, as the transport has it.
       return isEmptyBody(response) ? HttpServerResponse.empty({ status: 202 }) : statusOfUnaccepted(response)
     })

@@ -24,7 +24,8 @@ import { InProcessApp, readJson } from "../web/InProcess.js"
  */
 
 /** The Authorization header of the MCP request being served (set by the /mcp route after the key check). */
-export class McpCaller extends Context.Tag("McpCaller")<McpCaller, { readonly authorization: string }>() {}
+/** Who calls a tool: the key, and the origin the client reached the server at (URLs in answers point back at it). */
+export class McpCaller extends Context.Tag("McpCaller")<McpCaller, { readonly authorization: string; readonly origin: string }>() {}
 
 /** Tool names of the public read endpoints, by `group.endpoint`. */
 const TOOL_NAMES: Record<string, string> = {
@@ -425,7 +426,8 @@ export const ReadToolsLive = Layer.effectDiscard(
             const response = yield* inProcess.run({
               method: "GET",
               url: requestUrl(tool, params),
-              headers: { authorization: caller.value.authorization }
+              headers: { authorization: caller.value.authorization },
+              origin: caller.value.origin
             })
             const { body, status } = yield* readJson(response)
             if (status < 200 || status >= 300) return toolError(body, status)
