@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Effect } from "effect"
 import { AccountsRepo } from "../../src/accounts/Repo.js"
 import { ObservationsRepo } from "../../src/observations/Repo.js"
-import type { RateLimitRules } from "../../src/platform/Config.js"
 import {
   bearer,
   createBrand,
@@ -15,6 +14,7 @@ import {
   type Backend,
   type TestApp
 } from "../helpers/app.js"
+import { limitRules } from "../helpers/limits.js"
 
 /**
  * Accounts and sessions under attack, through the real app: one canonical email for the sign-in
@@ -22,15 +22,7 @@ import {
  * stops what is above the new plan's caps (keys 403, brands not scanned) without deleting anything.
  */
 
-const OFF = { limit: 0, windowSeconds: 1 }
-const limits = (overrides: Partial<RateLimitRules>): RateLimitRules => ({
-  apiKey: OFF,
-  apiIp: OFF,
-  collectSite: OFF,
-  authEmail: OFF,
-  authIp: OFF,
-  ...overrides
-})
+const limits = limitRules
 
 const post = (app: TestApp, path: string, body: unknown, headers: Record<string, string> = {}) =>
   app.fetch(path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) })

@@ -3,7 +3,6 @@ import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { RateLimitRules } from "../../src/platform/Config.js"
 import {
   bearer,
   createBrand,
@@ -16,6 +15,7 @@ import {
 } from "../helpers/app.js"
 import { gatedSql } from "../helpers/gatedSql.js"
 import { type RunningServer, startServer } from "./server.js"
+import { limitRules, postMcp } from "../helpers/limits.js"
 
 /**
  * Bounds at the edge of the service (docs/security.md, "Bounds on a request's cost"): reads in flight per
@@ -24,15 +24,7 @@ import { type RunningServer, startServer } from "./server.js"
  * protocol forbids or that nest without end refused at once.
  */
 
-const OFF = { limit: 0, windowSeconds: 1 }
-const rules = (overrides: Partial<RateLimitRules>): RateLimitRules => ({
-  apiKey: OFF,
-  apiIp: OFF,
-  collectSite: OFF,
-  authEmail: OFF,
-  authIp: OFF,
-  ...overrides
-})
+const rules = limitRules
 
 /** Whether a promise is still pending after `ms`. */
 const pendingAfter = async (promise: Promise<unknown>, ms: number) =>
@@ -248,12 +240,7 @@ describe("POST /mcp: an id of null and deep nesting are refused at once", () => 
   })
   afterAll(() => app.dispose())
 
-  const mcp = (body: string) =>
-    app.fetch("/mcp", {
-      method: "POST",
-      headers: { ...bearer(key), "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body
-    })
+  const mcp = (body: string) => postMcp(app, key, body)
 
   it("a request with \"id\": null is an Invalid Request (-32600, id null), not a notification", async () => {
     for (const method of ["ping", "tools/list", "notifications/initialized"]) {

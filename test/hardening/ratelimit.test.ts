@@ -4,18 +4,11 @@ import { AppConfig, appConfigTest, parseRateLimitRule, type RateLimitRules } fro
 import { metrics } from "../../src/platform/Metrics.js"
 import { makeMemoryStore, RateLimiter, RateLimiterLive } from "../../src/platform/RateLimiter.js"
 import { bearer, createKey, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+import { limitRules } from "../helpers/limits.js"
 
 /** Rate limits: token buckets in process and in Redis (REDIS_URL), and the HTTP answers. */
 
-const OFF = { limit: 0, windowSeconds: 1 }
-const rules = (overrides: Partial<RateLimitRules>): RateLimitRules => ({
-  apiKey: OFF,
-  apiIp: OFF,
-  collectSite: OFF,
-  authEmail: OFF,
-  authIp: OFF,
-  ...overrides
-})
+const rules = limitRules
 
 describe("token bucket arithmetic", () => {
   it("parses <requests>/<seconds> and off", () => {

@@ -1,22 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Option, Redacted } from "effect"
-import type { RateLimitRule, RateLimitRules } from "../../src/platform/Config.js"
 import { bearer, createBrand, createKey, databaseBackends, makeTestApp, signup, type TestApp } from "../helpers/app.js"
+import { limitRules, postMcp } from "../helpers/limits.js"
 
 /**
  * The holes an outside attack found (docs/security.md), each answered through the real app: other
  * spellings of a path, the CSRF guard, the sign-in limits whatever the body.
  */
 
-const OFF: RateLimitRule = { limit: 0, windowSeconds: 1 }
-const rules = (overrides: Partial<RateLimitRules>): RateLimitRules => ({
-  apiKey: OFF,
-  apiIp: OFF,
-  collectSite: OFF,
-  authEmail: OFF,
-  authIp: OFF,
-  ...overrides
-})
+const rules = limitRules
 
 describe("one spelling of a path for every check", () => {
   let app: TestApp
@@ -219,12 +211,7 @@ for (const store of stores) describe(`POST /mcp: bounded batches, every call cou
   })
   afterAll(() => app.dispose())
 
-  const mcp = (body: string) =>
-    app.fetch("/mcp", {
-      method: "POST",
-      headers: { ...bearer(key), "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body
-    })
+  const mcp = (body: string) => postMcp(app, key, body)
   const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "list_brands", arguments: {} } })
 
   it("a batch of 4,000 calls is refused at once with a JSON-RPC error, and runs nothing", async () => {
@@ -262,12 +249,7 @@ describe("MCP protocol errors are JSON-RPC error objects", () => {
   })
   afterAll(() => app.dispose())
 
-  const mcp = (body: string) =>
-    app.fetch("/mcp", {
-      method: "POST",
-      headers: { ...bearer(key), "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body
-    })
+  const mcp = (body: string) => postMcp(app, key, body)
 
   it("parse error, invalid request, unknown method, unknown tool: code and message, nothing else", async () => {
     const parse = await mcp("{")
