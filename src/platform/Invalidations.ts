@@ -139,8 +139,6 @@ export const InvalidationsLive = Layer.scoped(
     let everLive = false
     /** When this process last heard its own probe (performance.now()). */
     let heardAt = 0
-    /** Ends the current LISTEN so that a new connection is made (set by each subscription). */
-    let dropConnection: () => void = () => {}
     const heard = yield* Deferred.make<void>()
     /** Changes of this process waiting for the other processes to confirm (payload -> waiters). */
     const awaitingAcks = new Map<string, Array<Waiter>>()
@@ -168,10 +166,7 @@ export const InvalidationsLive = Layer.scoped(
       })
 
     const subscription = Effect.gen(function*() {
-      const silent = yield* Deferred.make<void>()
-      dropConnection = () => Deferred.unsafeDone(silent, Exit.void)
       yield* database.listen(INVALIDATION_CHANNEL).pipe(
-        Stream.interruptWhen(Deferred.await(silent)),
         Stream.runForEach((payload) => {
           // Subscribed: whatever was missed meanwhile is dropped once the probe comes back.
           if (payload === Listening) return sendProbe
@@ -204,7 +199,7 @@ export const InvalidationsLive = Layer.scoped(
           return confirm(payload)
         })
       )
-      return yield* Effect.fail("the LISTEN went silent")
+      return yield* Effect.fail("the LISTEN ended")
     }).pipe(Effect.tapErrorCause((cause) => deaf(`LISTEN lost (${Cause.pretty(cause).split("\n")[0]})`)))
 
     yield* subscription.pipe(
@@ -219,7 +214,7 @@ export const InvalidationsLive = Layer.scoped(
     yield* Effect.suspend(() => {
       const now = performance.now()
       if (listening && now - heardAt > SILENT_AFTER_MS) {
-        dropConnection()
+        // Fails every stream of the connection: this subscription listens again on a new one.
         database.relisten()
         return deaf("no heartbeat back through the LISTEN")
       }
