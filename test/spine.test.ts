@@ -216,14 +216,14 @@ for (const backend of backends) {
     })
 
     describe("OpenAPI", () => {
-      it("serves the public API's document with the version label and all 22 paths", async () => {
+      it("serves the public API's document with the version label and all 23 paths", async () => {
         const response = await app.fetch("/api/public/v1/openapi.json")
         expect(response.status).toBe(200)
         const document = (await json(response)) as { openapi: string; info: { version: string }; paths: Record<string, unknown> }
         expect(document.openapi).toStartWith("3.1")
         expect(document.info.version).toBe("2026.05.23")
         const paths = Object.keys(document.paths)
-        expect(paths.length).toBe(22)
+        expect(paths.length).toBe(23)
         expect(paths.every((path) => path.startsWith("/api/public/v1/"))).toBe(true)
       })
     })

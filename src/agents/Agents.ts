@@ -1,12 +1,12 @@
 import { Context, Effect, Layer } from "effect"
 import { Brands } from "../brands/Brands.js"
-import { canonicalPathPart } from "../ingestion/Records.js"
+import { canonicalPathPart, splitPath } from "../ingestion/Records.js"
 import type { BrandRow } from "../brands/Brands.js"
 import { badRequest, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
 import { AGENT_KINDS, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
 import { addDays, dayList, isoDay, periodOf } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
-import type { AgentPagesResponse, AgentsResponse, AttributionResponse, CrawledPage, SearchPerformanceResponse } from "./Api.js"
+import type { AgentPagesResponse, AgentsResponse, AttributionResponse, CrawledPage, PageBotsResponse, SearchPerformanceResponse } from "./Api.js"
 import { AgentsConfig } from "./Config.js"
 import { VERDICTS } from "../verification/Verdict.js"
 import { Verification } from "../verification/Verification.js"
@@ -32,6 +32,10 @@ export interface CrawlerParams {
   readonly verification?: string | undefined
 }
 
+export interface PageBotsParams extends CrawlerParams {
+  readonly path: string
+}
+
 export interface PagesParams extends CrawlerParams {
   readonly folder?: string | undefined
   readonly sort?: string | undefined
@@ -43,6 +47,7 @@ export interface PagesParams extends CrawlerParams {
 }
 
 type Dashboard = typeof AgentsResponse.Type
+type PageBots = typeof PageBotsResponse.Type
 type Pages = typeof AgentPagesResponse.Type
 type SearchPerformance = typeof SearchPerformanceResponse.Type
 type Attribution = typeof AttributionResponse.Type
@@ -69,6 +74,8 @@ export interface PathStatuses {
 export interface AgentsShape {
   readonly dashboard: (accountId: number, slug: string, params: CrawlerParams, publicBase: string) => Effect.Effect<Dashboard, NotFound>
   readonly pages: (accountId: number, slug: string, params: PagesParams) => Effect.Effect<Pages, NotFound | BadRequest>
+  /** The bots that fetched one page, each with its hits by verdict (GET /agents/pages/bots). */
+  readonly pageBots: (accountId: number, slug: string, params: PageBotsParams) => Effect.Effect<PageBots, NotFound | BadRequest>
   readonly searchPerformance: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<SearchPerformance, NotFound>
   readonly attribution: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<Attribution, NotFound>
   /**
@@ -332,6 +339,64 @@ export const AgentsLive = Layer.effect(
         return { pages: result.rows, total: result.total, limit, offset, ...cover } satisfies Pages
       })
 
+    const pageBots: AgentsShape["pageBots"] = (accountId, slug, params) =>
+      Effect.gen(function*() {
+        // The stored form of the path (as ingestion writes it): a query string or a full URL is cut to its path.
+        if (params.path.trim() === "") return yield* Effect.fail(badRequest("invalid path: must be a path such as /pricing"))
+        const path = splitPath(params.path).path
+        const { brand, range, window } = yield* context(accountId, slug, params.range)
+        const filter = filterOf(params)
+        const [rows, cover] = yield* Effect.all([
+          repo.pageBotVerdicts(accountId, brand.id, window.from, window.to, path, filter),
+          coverage(brand, window.from, window.to)
+        ], { concurrency: "unbounded" })
+        type Bot = { bot: string; vendor: string; kind: string; hits: number; errors: number; verdicts: Map<string, number>; last: Date }
+        const bots = new Map<string, Bot>()
+        const verdicts = new Map<string, number>()
+        let hits = 0
+        let errors = 0
+        let last: Date | null = null
+        for (const row of rows) {
+          const bot = bots.get(row.bot) ??
+            { bot: row.bot, vendor: row.vendor, kind: row.kind, hits: 0, errors: 0, verdicts: new Map(), last: row.last_seen }
+          bot.hits += row.hits
+          bot.errors += row.errors
+          sumInto(bot.verdicts, row.verification, row.hits)
+          if (row.last_seen > bot.last) bot.last = row.last_seen
+          bots.set(row.bot, bot)
+          sumInto(verdicts, row.verification, row.hits)
+          hits += row.hits
+          errors += row.errors
+          if (last === null || row.last_seen > last) last = row.last_seen
+        }
+        const kind = (AGENT_KINDS as ReadonlyArray<string>).includes(filter.kind ?? "") ? (filter.kind as PageBots["filters"]["kind"]) : null
+        const verdictFilter = VERDICTS.find((v) => v === filter.verification) ?? null
+        return {
+          brand_slug: brand.slug,
+          range,
+          path,
+          filters: { bot: filter.bot, vendor: filter.vendor, kind, verification: verdictFilter },
+          hits,
+          errors,
+          last_seen: last,
+          by_verification: VERDICTS.map((v) => ({ verification: v, hits: verdicts.get(v) ?? 0 })),
+          bots: [...bots.values()].sort(byHitsThen((b) => b.bot)).map((b) => ({
+            bot: b.bot,
+            vendor: b.vendor,
+            kind: b.kind,
+            hits: b.hits,
+            errors: b.errors,
+            verified: b.verdicts.get("verified") ?? 0,
+            spoofed: b.verdicts.get("spoofed") ?? 0,
+            unverified: b.verdicts.get("unverified") ?? 0,
+            methods: verification.methodsOf(b.bot),
+            last_seen: b.last
+          })) as PageBots["bots"],
+          ...cover,
+          ranges_snapshot: verification.snapshot().date
+        } satisfies PageBots
+      })
+
     const searchPerformance: AgentsShape["searchPerformance"] = (accountId, slug, rangeParam) =>
       Effect.gen(function*() {
         const { brand, range, window } = yield* context(accountId, slug, rangeParam)
@@ -520,6 +585,6 @@ export const AgentsLive = Layer.effect(
         return yield* repo.botVerdicts(accountId, brand.id, window.from, window.to)
       })
 
-    return { dashboard, pages, searchPerformance, attribution, errorPages, pathStatuses, botVerdicts }
+    return { dashboard, pages, pageBots, searchPerformance, attribution, errorPages, pathStatuses, botVerdicts }
   })
 )

@@ -99,6 +99,18 @@ export const AgentPagesUrlParams = Schema.Struct({
   offset: Schema.optional(intParam(0, undefined, 0, "Rows to skip, default 0"))
 })
 
+/** GET /brands/{slug}/agents/pages/bots: one path, and the crawler filters of the other reads. */
+export const PageBotsUrlParams = Schema.Struct({
+  path: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096)).annotations({
+    description:
+      "The page: a path as listed by /agents/pages (e.g. /pricing); a query string or a full URL is cut to its path, " +
+      "escapes are compared in their canonical form",
+    message: () => ({ message: "must be a path such as /pricing (1 to 4096 characters)", override: true })
+  }),
+  range: RangeParam,
+  ...crawlerFilterFields
+})
+
 export const RangeUrlParams = Schema.Struct({ range: RangeParam })
 export const SearchPerformanceUrlParams = RangeUrlParams
 export const AttributionUrlParams = RangeUrlParams
@@ -208,6 +220,52 @@ export const AgentsResponse = Schema.Struct({
     description: "Date of the operators' IP range snapshot the verdicts are checked against (docs/verification.md)"
   })
 }).annotations({ identifier: "AgentsResponse" })
+
+// ---------------------------------------------------------------------------
+// The bots of one crawled page (docs/agents.md)
+// ---------------------------------------------------------------------------
+
+const VerificationMethod = Schema.Literal("ip_ranges", "reverse_dns", "web_bot_auth")
+
+export const PageBot = Schema.Struct({
+  bot: Str("Bot name"),
+  vendor: Str("The company operating the bot"),
+  kind: AgentKindLiteral,
+  hits: Count("Matching hits of this bot on the page: verified + spoofed + unverified"),
+  errors: Count("Those hits with status >= 400"),
+  verified: Count("Hits whose verdict is verified (docs/verification.md)"),
+  spoofed: Count("Hits whose verdict is spoofed: the operator publishes a method and the check failed"),
+  unverified: Count("Hits whose verdict is unverified: no client IP, or no method published"),
+  methods: Schema.Array(VerificationMethod).annotations({
+    description:
+      "Verification methods the bot's operator publishes in the range snapshot in use; empty: its hits can only be unverified"
+  }),
+  last_seen: DateTime.annotations({ description: "Time of the bot's latest matching hit on the page" })
+}).annotations({ identifier: "PageBot" })
+
+export const PageBotsResponse = Schema.Struct({
+  brand_slug: Str("The brand"),
+  range: RangeEcho,
+  path: Str("The page, in its stored form (what the pages list shows)"),
+  filters: Schema.Struct({
+    ...AgentFilters.fields,
+    verification: Schema.NullOr(Schema.Literal("verified", "spoofed", "unverified")).annotations({
+      description: "The verification filter, null when absent"
+    })
+  }).annotations({ description: "The crawler filters applied" }),
+  hits: Count("Matching crawler hits on the page: the hits of this path in GET /brands/{slug}/agents/pages under the same filters"),
+  errors: Count("Those hits with status >= 400"),
+  last_seen: Schema.NullOr(DateTime).annotations({ description: "Time of the latest matching hit; null without hits" }),
+  by_verification: Schema.Array(VerificationBreakdown).annotations({
+    description: "Hits on the page by verdict: verified, spoofed, unverified, in that order, zeros included"
+  }),
+  bots: Schema.Array(PageBot).annotations({ description: "Every bot that fetched the page, most hits first, then name" }),
+  retention_limited: RetentionLimited,
+  coverage_from: CoverageFrom,
+  ranges_snapshot: DateOnly.annotations({
+    description: "Date of the operators' IP range snapshot the verdicts are checked against (docs/verification.md)"
+  })
+}).annotations({ identifier: "PageBotsResponse" })
 
 // ---------------------------------------------------------------------------
 // Search performance (docs/agents.md)
@@ -334,6 +392,14 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
       .addSuccess(AgentPagesResponse)
       .annotate(OpenApi.Summary, "Every URL fetched by AI bots, one page of results")
       .annotate(OpenApi.Description, AgentsDescriptions.pages)
+  )
+  .add(
+    HttpApiEndpoint.get("pageBots", "/brands/:slug/agents/pages/bots")
+      .setPath(SlugPath)
+      .setUrlParams(PageBotsUrlParams)
+      .addSuccess(PageBotsResponse)
+      .annotate(OpenApi.Summary, "The bots that fetched one page, each with its hits by verification verdict")
+      .annotate(OpenApi.Description, AgentsDescriptions.pageBots)
   )
   .add(
     HttpApiEndpoint.get("searchPerformance", "/brands/:slug/search-performance")

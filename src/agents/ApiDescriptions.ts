@@ -32,6 +32,14 @@ export const AgentsDescriptions = {
     "errors or uniques (default hits); dir = asc or desc (default desc for numbers, asc for path); limit (page " +
     "size 1..500, default 100); offset (rows to skip, default 0). total counts every matching path: while offset + " +
     "limit < total, ask again with offset + limit." + RETENTION,
+  pageBots:
+    "The AI bots that fetched one page of a brand's site, each with its hits split by verification verdict: verified " +
+    "(the operator's published IP ranges, reverse DNS or signature confirm the bot), spoofed (the operator publishes a " +
+    "method and the check failed: someone else using its name) and unverified (no client IP, or no method published), " +
+    "with the verification methods its operator publishes, its errors and its last fetch. Use it for \"which AI crawlers " +
+    "read my pricing page, and are they real\"; the page's hits equal its row of GET /brands/:slug/agents/pages under " +
+    "the same filters. Parameters: slug; path (required, as listed by the pages list, e.g. /pricing); " + RANGE + "; " +
+    FILTERS + "; verification (verified, spoofed or unverified)." + RETENTION,
   searchPerformance:
     "The AI search funnel of a brand's site, per day and per engine: search_crawls (search_crawler hits: pages " +
     "indexed for AI search), agent_fetches (browsing_agent hits: pages fetched live while answering) and referrals " +

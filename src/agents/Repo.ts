@@ -110,6 +110,18 @@ export type PathStatusRow = typeof PathStatusRow.Type
 export const BotVerdictRow = Schema.Struct({ bot: Schema.String, hits: Schema.Number, spoofed: Schema.Number })
 export type BotVerdictRow = typeof BotVerdictRow.Type
 
+/** Hits of one path per (bot, verdict) in a range: errors among them and the latest (the bots of one page). */
+export const PageBotVerdictRow = Schema.Struct({
+  bot: Schema.String,
+  vendor: Schema.String,
+  kind: Schema.String,
+  verification: Schema.String,
+  hits: Schema.Number,
+  errors: Schema.Number,
+  last_seen: Schema.DateFromSelf
+})
+export type PageBotVerdictRow = typeof PageBotVerdictRow.Type
+
 /** Which paths count as failing (docs/actions.md): enough hits, and a share of them errors. */
 export interface ErrorPathsQuery {
   readonly from: string
@@ -169,6 +181,19 @@ export interface AgentsRepoShape {
   ) => Effect.Effect<ReadonlyArray<PathStatusRow>>
   /** Per bot of [from, to]: hits and spoofed hits (crawler_daily, as GET /agents's by_bot with and without verification=spoofed). */
   readonly botVerdicts: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<BotVerdictRow>>
+  /**
+   * Hits of one stored path per (bot, verdict) of [from, to] under a crawler filter, with their errors and
+   * latest hit: the bots of one page (GET /agents/pages/bots). Reads crawler_rollup, the table the pages
+   * list's figures are built from, so the sums equal that path's row of the list.
+   */
+  readonly pageBotVerdicts: (
+    accountId: number,
+    brandId: number,
+    from: string,
+    to: string,
+    path: string,
+    filter: CrawlerFilter
+  ) => Effect.Effect<ReadonlyArray<PageBotVerdictRow>>
   /** The first day the brand's rollup holds, or null when it holds nothing. */
   readonly firstRollupDay: (accountId: number, brandId: number) => Effect.Effect<string | null>
   /**
@@ -446,6 +471,30 @@ export const AgentsRepoLive = Layer.effect(
         (row) => !row.differ
       )
 
+    /**
+     * The bots of one page: its rollup rows of the range summed per (bot, verdict). One index probe per
+     * day of the (account_id, brand_id, day, path, ...) key, fenced as in pathStatuses (a range of days
+     * filtered by path would read every rollup row of the brand's window). The crawler filter's columns
+     * are the rollup row's own (the unqualified names inside the lateral subquery).
+     */
+    const pageBotVerdictsQuery = (accountId: number, brandId: number, from: string, to: string, path: string, filter: CrawlerFilter) =>
+      sql`
+        select x.bot, min(x.vendor) as vendor, min(x.kind) as kind, x.verification, sum(x.hits)::int as hits,
+               coalesce(sum(x.hits) filter (where x.status >= 400), 0)::int as errors, max(x.last_seen) as last_seen
+        from unnest(${dayList(from, (dayMs(to) - dayMs(from)) / DAY_MS + 1)}::date[]) as d(day)
+        cross join lateral (
+          select bot, vendor, kind, verification, status, hits, last_seen from crawler_rollup
+          where ${sql.and([
+            sql`account_id = ${accountId}`,
+            sql`brand_id = ${brandId}`,
+            sql`day = d.day::date`,
+            sql`path = ${path}`,
+            ...crawlerClauses(filter)
+          ])}
+          offset 0
+        ) x
+        group by x.bot, x.verification`
+
     const repo: AgentsRepoShape = {
       daily: (accountId, brandId, from, to, filter) =>
         // A measured hot path, so these rows keep the typed cast: at 90 days a brand has some 11,000
@@ -570,6 +619,9 @@ export const AgentsRepoLive = Layer.effect(
           from crawler_daily
           where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
           group by bot`.pipe(rows(BotVerdictRow), Effect.orDie),
+
+      pageBotVerdicts: (accountId, brandId, from, to, path, filter) =>
+        pageBotVerdictsQuery(accountId, brandId, from, to, path, filter).pipe(rows(PageBotVerdictRow), Effect.orDie),
 
       firstRollupDay: (accountId, brandId) =>
         firstRollupDayQuery(accountId, brandId).pipe(

@@ -25,7 +25,8 @@ export const INSTRUCTIONS = [
   "- Which websites AI answers cite: get_citations; where competitors get cited and we don't: get_industry_gap, then " +
   "get_competitor_citations and get_competitor_prompts for one competitor.",
   "- What engines searched before answering: get_citation_fanouts. What the monitoring asks: get_brand_prompts.",
-  "- Which AI bots crawl us: get_brand_agents; which URLs they fetch: get_brand_agent_pages.",
+  "- Which AI bots crawl us: get_brand_agents; which URLs they fetch: get_brand_agent_pages; which bots read one page " +
+  "and whether they are real (verified, spoofed, unverified): get_brand_agent_page_bots.",
   "- Does crawling bring visitors: get_brand_search_performance (crawled, fetched, visited) and get_brand_attribution " +
   "(referrals by engine and landing page).",
   "",

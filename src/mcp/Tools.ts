@@ -39,6 +39,7 @@ const TOOL_NAMES: Record<string, string> = {
   "visibility.topics": "get_topics",
   "agents.dashboard": "get_brand_agents",
   "agents.pages": "get_brand_agent_pages",
+  "agents.pageBots": "get_brand_agent_page_bots",
   "agents.searchPerformance": "get_brand_search_performance",
   "agents.attribution": "get_brand_attribution",
   "citations.citations": "get_citations",

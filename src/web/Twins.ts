@@ -24,6 +24,7 @@ export const TWINS: ReadonlyArray<{
 }> = [
   { twin: "agents", target: (slug) => ({ path: `/brands/${slug}/agents` }) },
   { twin: "agents/pages", target: (slug) => ({ path: `/brands/${slug}/agents/pages` }) },
+  { twin: "agents/pages/bots", target: (slug) => ({ path: `/brands/${slug}/agents/pages/bots` }) },
   { twin: "search-performance", target: (slug) => ({ path: `/brands/${slug}/search-performance` }) },
   { twin: "attribution", target: (slug) => ({ path: `/brands/${slug}/attribution` }) },
   { twin: "snapshots", target: (slug) => ({ path: `/brands/${slug}/snapshots` }) },
@@ -91,6 +92,7 @@ export const TwinsHttpLive = HttpApiBuilder.group(ServerApi, "twins", (handlers)
     return handlers
       .handle("agents", forward("agents"))
       .handle("agentsPages", forward("agents/pages"))
+      .handle("agentsPageBots", forward("agents/pages/bots"))
       .handle("searchPerformance", forward("search-performance"))
       .handle("attribution", forward("attribution"))
       .handle("snapshots", forward("snapshots"))

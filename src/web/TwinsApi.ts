@@ -8,6 +8,8 @@ import {
   AgentsUrlParams,
   AttributionResponse,
   AttributionUrlParams,
+  PageBotsResponse,
+  PageBotsUrlParams,
   SearchPerformanceResponse,
   SearchPerformanceUrlParams
 } from "../agents/Api.js"
@@ -61,6 +63,9 @@ export class TwinsGroup extends HttpApiGroup.make("twins")
   .annotate(OpenApi.Description, "The public reads for the signed-in account, with the session cookie instead of an API key")
   .add(twin("agents", "agents", "/brands/{slug}/agents").setUrlParams(AgentsUrlParams).addSuccess(AgentsResponse))
   .add(twin("agentsPages", "agents/pages", "/brands/{slug}/agents/pages").setUrlParams(AgentPagesUrlParams).addSuccess(AgentPagesResponse))
+  .add(
+    twin("agentsPageBots", "agents/pages/bots", "/brands/{slug}/agents/pages/bots").setUrlParams(PageBotsUrlParams).addSuccess(PageBotsResponse)
+  )
   .add(
     twin("searchPerformance", "search-performance", "/brands/{slug}/search-performance")
       .setUrlParams(SearchPerformanceUrlParams)

@@ -136,6 +136,27 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
         }
         return [...out.values()]
       }),
+    pageBotVerdicts: (accountId, brandId, from, to, path, filter) =>
+      Effect.sync(() => {
+        const out = new Map<
+          string,
+          { bot: string; vendor: string; kind: string; verification: string; hits: number; errors: number; last_seen: Date }
+        >()
+        for (const hit of store.hits) {
+          if (hit.accountId !== accountId || hit.brandId !== brandId || hit.path !== path || !matches(hit, filter)) continue
+          const day = dayOf(hit.ts)
+          if (day < from || day > to) continue
+          const verification = hit.verification ?? "unverified"
+          const key = `${hit.bot}|${verification}`
+          const row = out.get(key) ??
+            { bot: hit.bot, vendor: hit.vendor, kind: hit.kind, verification, hits: 0, errors: 0, last_seen: new Date(hit.ts) }
+          row.hits++
+          if (hit.status !== null && hit.status >= 400) row.errors++
+          if (hit.ts > row.last_seen.getTime()) row.last_seen = new Date(hit.ts)
+          out.set(key, row)
+        }
+        return [...out.values()]
+      }),
     firstRollupDay: (accountId, brandId) =>
       Effect.sync(() => {
         const days = store.hits.filter((h) => h.accountId === accountId && h.brandId === brandId).map((h) => dayOf(h.ts)).sort()

@@ -110,7 +110,7 @@ for (const backend of databaseBackends()) {
     })
 
     it("describes every tool for a model: question, parameters with defaults, answer; other tools by name", () => {
-      expect(tools.length).toBe(20)
+      expect(tools.length).toBe(21)
       const names = new Set(tools.map((tool) => tool.name))
       for (const tool of tools) {
         const description = tool.description ?? ""
@@ -130,7 +130,7 @@ for (const backend of databaseBackends()) {
       const response = await app.fetch("/api/public/v1/openapi.json")
       const document = JSON.parse(await response.text()) as { paths: Record<string, Record<string, { description?: string; summary?: string }>> }
       const operations = Object.values(document.paths).flatMap((path) => (path["get"] === undefined ? [] : [path["get"]]))
-      expect(operations.length).toBe(20)
+      expect(operations.length).toBe(21)
       const descriptions = tools.map((tool) => tool.description ?? "")
       for (const operation of operations) {
         expect((operation.description ?? "").length).toBeGreaterThan(150)

@@ -52,8 +52,8 @@ check() { # check <file> <bun expression over `r`, the parsed JSON> <what>
 }
 
 inspect --method tools/list >"$work/tools.json"
-check "$work/tools.json" "r.tools.length === 20 && r.tools.every((t) => t.description.length > 200 && t.outputSchema?.type === 'object' && t.inputSchema.additionalProperties === false)" \
-  "tools/list: expected 20 described tools with input and output schemas"
+check "$work/tools.json" "r.tools.length === 21 && r.tools.every((t) => t.description.length > 200 && t.outputSchema?.type === 'object' && t.inputSchema.additionalProperties === false)" \
+  "tools/list: expected 21 described tools with input and output schemas"
 echo "inspector: tools/list: $(bun -e "console.log(JSON.parse(require('fs').readFileSync('$work/tools.json','utf8')).tools.map((t) => t.name).join(' '))")"
 
 inspect --method prompts/list >"$work/prompts.json"

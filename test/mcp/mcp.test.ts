@@ -47,10 +47,11 @@ describe("MCP server (official SDK client)", () => {
   it("lists one read-only tool per public read endpoint, with the endpoints' parameter schemas", async () => {
     const client = await connect(`Bearer ${key}`)
     const { tools } = await client.listTools()
-    expect(tools.length).toBe(20)
+    expect(tools.length).toBe(21)
     expect(tools.map((tool) => tool.name).sort()).toEqual([
       "get_brand",
       "get_brand_actions",
+      "get_brand_agent_page_bots",
       "get_brand_agent_pages",
       "get_brand_agents",
       "get_brand_attribution",

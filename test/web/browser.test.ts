@@ -477,7 +477,7 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
   it("serves the API reference offline", async () => {
     await page.goto(`${base}/api/public/v1/docs`)
     await page.getByRole("heading", { name: "Endpoints" }).waitFor()
-    expect(await page.locator("section.op").count()).toBe(22)
+    expect(await page.locator("section.op").count()).toBe(23)
     await screenshot("api-reference")
   })
 })
