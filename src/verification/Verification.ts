@@ -59,6 +59,8 @@ export interface VerificationShape {
   readonly explain: (input: VerifyInput) => Effect.Effect<Explained>
   /** The methods the operator of `bot` publishes (empty: the agent can only be unverified). */
   readonly methodsOf: (bot: string) => ReadonlyArray<Method>
+  /** The prefixes (CIDR text) the snapshot in use publishes for `bot`; empty when none (the demo draws addresses from them). */
+  readonly rangesOf: (bot: string) => ReadonlyArray<string>
   readonly snapshot: () => SnapshotInfo
   /** Re-reads the newest saved snapshot (what a NOTIFY on RANGES_CHANNEL triggers). */
   readonly reload: Effect.Effect<void>
@@ -423,6 +425,7 @@ export const VerificationLive = Layer.scoped(
       verdicts,
       explain,
       methodsOf,
+      rangesOf: (bot) => state.ranges.snapshot.files.flatMap((file) => (file.agents.includes(bot) ? file.prefixes : [])),
       snapshot: () => ({
         date: state.ranges.snapshot.date,
         read_from: state.ranges.snapshot.read_from,

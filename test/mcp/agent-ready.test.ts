@@ -176,6 +176,7 @@ for (const backend of databaseBackends()) {
         get_brand_agents: { slug: brand },
         get_brand_actions: { slug: brand },
         get_brand_agent_pages: { slug: brand, sort: "errors", limit: 5 },
+        get_brand_agent_page_bots: { slug: brand, path: "/pricing" },
         get_brand_search_performance: { slug: brand },
         get_brand_attribution: { slug: brand },
         get_competitor_citations: { name: competitor },

@@ -1,7 +1,7 @@
-import { type AgentPagesResponse, type AgentsResponse, type ApiError, get } from "./api.js"
+import { type AgentPagesResponse, type AgentsResponse, type ApiError, get, type PageBotsResponse } from "./api.js"
 import { chart, PALETTE } from "./charts.js"
 import { append, clear, copyButton, formatDate, formatNumber, formatPercent, h } from "./dom.js"
-import { KIND_LABELS, kindLabel, RANGES, rangeLabel, statusLabel, verdictLabel } from "./labels.js"
+import { KIND_LABELS, kindLabel, methodLabel, RANGES, rangeLabel, statusLabel, verdictLabel } from "./labels.js"
 import { emptyState, errorState, loadingState, nameInto, tableWrap } from "./ui.js"
 
 const AGENT_KINDS = Object.keys(KIND_LABELS)
@@ -11,6 +11,10 @@ const AGENT_KINDS = Object.keys(KIND_LABELS)
  * State lives in the hash query (#/brands/<slug>/agents?range=30d&kind=...&sort=hits&offset=0),
  * so a view can be shared and the back button works. The bot, vendor and kind choices come from
  * what the brand has seen (the API matches them exactly), and a breakdown row filters by itself.
+ * Filters apply as soon as they change (no Apply button), like the other screens.
+ * `path=/pricing` opens one crawled page: the bots that fetched it, each with its verification
+ * verdicts (browser hooks: each bot's row `tr[data-bot="<bot>"]`, its verdict cell
+ * `td[data-verdict="verified=<n> spoofed=<n> unverified=<n>"]`, docs/web-and-mcp.md).
  */
 
 const FILTERS = ["range", "bot", "vendor", "kind", "verification"] as const
@@ -20,6 +24,15 @@ const VERDICTS = ["verified", "spoofed", "unverified"]
 type VerdictsByBot = { readonly verified: Map<string, number>; readonly spoofed: Map<string, number> }
 const share = (part: number | undefined, whole: number) => (whole === 0 ? "–" : formatPercent((part ?? 0) / whole))
 const PAGE_PARAMS = ["folder", "status", "q", "sort", "dir", "limit", "offset"] as const
+
+/** The id of the control whose change redrew the page: focus goes back to it once it is drawn again. */
+let refocus: string | null = null
+const restoreFocus = (control: HTMLElement) => {
+  if (refocus !== null && control.id === refocus) {
+    refocus = null
+    queueMicrotask(() => control.focus())
+  }
+}
 
 const setParams = (slug: string, params: URLSearchParams, changes: Record<string, string | null>) => {
   const next = new URLSearchParams(params)
@@ -61,11 +74,15 @@ export const tabs = (slug: string, active: string) =>
 
 const kpi = (label: string, value: string) => h("div", { class: "kpi" }, h("div", { class: "muted" }, label), h("div", { class: "value" }, value))
 
-/** `firstExtra`: something shown under the first cell's content of a row (a link of its own). */
-const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number | Node>>, numeric: ReadonlyArray<number> = [], onRow?: (index: number) => void, firstExtra?: (index: number) => Node) =>
+/**
+ * `firstExtra`: something shown under the first cell's content of a row (a link of its own). `cards`:
+ * on a phone each row becomes a card, every cell labelled with its column (style.css `table.cards`),
+ * so no column is out of sight.
+ */
+const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string | number | Node>>, numeric: ReadonlyArray<number> = [], onRow?: (index: number) => void, firstExtra?: (index: number) => Node, cards = false) =>
   tableWrap(h(
     "table",
-    { "aria-label": caption },
+    { "aria-label": caption, class: cards ? "cards" : null },
     h("thead", null, h("tr", null, headers.map((name, i) => h("th", { class: numeric.includes(i) ? "num" : null, scope: "col" }, name)))),
     h(
       "tbody",
@@ -80,7 +97,7 @@ const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyAr
             row.map((cell, i) =>
               h(
                 "td",
-                { class: numeric.includes(i) ? "num" : null },
+                { class: numeric.includes(i) ? "num" : null, "data-label": headers[i] ?? null },
                 // The first cell's button makes the row's filter reachable by keyboard.
                 i === 0 && onRow ? h("button", { type: "button", class: "link", onclick: () => onRow(r) }, typeof cell === "number" ? formatNumber(cell) : cell) : typeof cell === "number" ? formatNumber(cell) : cell,
                 i === 0 && firstExtra ? firstExtra(r) : null
@@ -224,7 +241,8 @@ const drawDashboard = (slug: string, params: URLSearchParams, data: AgentsRespon
           (i) => {
             const bot = data.breakdowns.by_bot[i]!.bot
             return h("div", { class: "hint" }, h("a", { href: `#/catalog?bot=${encodeURIComponent(bot)}`, "aria-label": `Catalog entry of ${bot}: its verification methods` }, "Catalog entry"))
-          }
+          },
+          true
         )
       ),
       h(
@@ -272,20 +290,32 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
   const status = input("status", "ok, error, 404")
   const q = input("q", "part of the path")
   const pageSize = h("select", { id: "pages-limit", name: "limit" }, [25, 50, 100, 500].map((n) => h("option", { value: n, selected: n === limit }, `${n} per page`)))
+  // Each field applies once changed (a text field when it is left or Enter is pressed), like the other screens.
+  const apply = (control: HTMLInputElement | HTMLSelectElement) => () => {
+    const next = { folder: folder.value.trim(), status: status.value.trim(), q: q.value.trim(), limit: pageSize.value }
+    if (PAGE_PARAMS.every((name) => name === "offset" || name === "sort" || name === "dir" || (next[name] ?? "") === (params.get(name) ?? (name === "limit" ? "50" : "")))) return
+    refocus = control.id
+    setParams(slug, params, { ...next, offset: null })
+  }
+  for (const control of [folder, status, q, pageSize]) {
+    control.addEventListener("change", apply(control))
+    restoreFocus(control)
+  }
   const filters = h(
     "form",
     {
       class: "row",
+      "aria-label": "Crawled pages filters",
       onsubmit: (event: Event) => {
         event.preventDefault()
-        setParams(slug, params, { folder: folder.value.trim(), status: status.value.trim(), q: q.value.trim(), limit: pageSize.value, offset: null })
+        const target = document.activeElement
+        if (target instanceof HTMLInputElement || target instanceof HTMLSelectElement) apply(target)()
       }
     },
     h("div", null, h("label", { for: "pages-folder" }, "Folder"), folder),
     h("div", null, h("label", { for: "pages-status" }, "Status"), status),
     h("div", null, h("label", { for: "pages-q" }, "Search"), q),
-    h("div", null, h("label", { for: "pages-limit" }, "Page size"), pageSize),
-    h("div", null, h("button", { type: "submit" }, "Apply"))
+    h("div", null, h("label", { for: "pages-limit" }, "Page size"), pageSize)
   )
 
   const sortHeader = (column: string, label: string, numeric: boolean) => {
@@ -311,24 +341,36 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
     append(body, [
       tableWrap(h(
         "table",
-        { id: "pages-table", "aria-label": "Crawled pages" },
+        { id: "pages-table", class: "cards", "aria-label": "Crawled pages" },
         h("thead", null, h("tr", null, sortHeader("path", "Path", false), sortHeader("hits", "Hits", true), sortHeader("errors", "Errors", true), sortHeader("uniques", "Bots", true), h("th", { scope: "col" }, "Last seen"))),
         h(
           "tbody",
           null,
           data.pages.length === 0
             ? h("tr", null, h("td", { colspan: 5, class: "muted" }, "No crawled page matches these filters."))
-            : data.pages.map((page) =>
-              h(
+            : data.pages.map((page) => {
+              // The page's detail: which bots fetched it and whether they are who they claim to be.
+              const detail = pageHash(slug, params, page.path)
+              return h(
                 "tr",
-                null,
-                h("td", null, h("code", null, page.path)),
-                h("td", { class: "num" }, formatNumber(page.hits)),
-                h("td", { class: "num" }, formatNumber(page.errors)),
-                h("td", { class: "num", title: page.bots.join(", ") }, formatNumber(page.uniques)),
-                h("td", null, formatDate(page.last_seen))
+                {
+                  class: "clickable",
+                  "data-path": page.path,
+                  onclick: (event: Event) => {
+                    if ((event.target as HTMLElement).closest("a, button") === null) location.hash = detail
+                  }
+                },
+                h("td", { "data-label": "Path" }, h("a", { href: detail, "aria-label": `${page.path}: the bots that fetched it and their verification` }, h("code", null, page.path))),
+                h("td", { class: "num", "data-label": "Hits" }, formatNumber(page.hits)),
+                h("td", { class: "num", "data-label": "Errors" }, formatNumber(page.errors)),
+                h(
+                  "td",
+                  { class: "num", "data-label": "Bots", title: page.bots.join(", ") },
+                  h("a", { href: detail, "aria-label": `${page.uniques} bots fetched ${page.path}: who they are and their verification` }, formatNumber(page.uniques))
+                ),
+                h("td", { "data-label": "Last seen" }, formatDate(page.last_seen))
               )
-            )
+            })
         )
       ), "Crawled pages"),
       h(
@@ -340,7 +382,99 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
       )
     ])
   })
-  append(section, [h("h2", { id: "agent-pages-title" }, "Crawled pages"), filters, body])
+  append(section, [
+    h("h2", { id: "agent-pages-title" }, "Crawled pages"),
+    h("p", { class: "muted" }, "Choose a page to see which bots fetched it and whether they are who they claim to be."),
+    filters,
+    body
+  ])
+  return section
+}
+
+/** The hash of one crawled page's detail: the same filters, the list's own state left out. */
+const pageHash = (slug: string, params: URLSearchParams, path: string) => {
+  const next = pick(params, FILTERS)
+  next.set("path", path)
+  return `#/brands/${slug}/agents?${next.toString()}`
+}
+
+/** "verified 31 (62%) · spoofed 2 (4%)": the verdicts with hits, in the API's order. */
+const verdictSplit = (counts: Readonly<Record<string, number>>, hits: number) =>
+  VERDICTS.filter((v) => (counts[v] ?? 0) > 0)
+    .map((v) => `${verdictLabel(v)} ${formatNumber(counts[v]!)} (${share(counts[v], hits)})`)
+    .join(" · ")
+
+/**
+ * One crawled page (`path=` in the hash): every bot that fetched it with its hits by verdict. The bot
+ * rows carry `data-bot`, their verdict cells `data-verdict="verified=<n> spoofed=<n> unverified=<n>"`.
+ */
+const pageBotsSection = (slug: string, params: URLSearchParams, path: string) => {
+  const heading = h("h2", { id: "page-bots-title", tabindex: -1 }, "Bots that fetched ", h("code", null, path))
+  const body = h("div", { "aria-live": "polite" }, loadingState())
+  const back = pick(params, FILTERS)
+  const section = h(
+    "section",
+    { class: "card", id: "page-bots", "aria-labelledby": "page-bots-title" },
+    h("p", null, h("a", { href: `#/brands/${slug}/agents${back.size === 0 ? "" : `?${back.toString()}`}` }, "← All crawled pages")),
+    heading,
+    body
+  )
+  const query = pick(params, FILTERS)
+  query.set("path", path)
+  void get<PageBotsResponse>(`/api/v1/me/brands/${slug}/agents/pages/bots?${query.toString()}`).then((result) => {
+    clear(body)
+    if (!result.ok) return append(body, [unavailable(result.error, "The bots of this page")])
+    const data = result.value
+    const counts = Object.fromEntries(data.by_verification.map((v) => [v.verification, v.hits]))
+    if (data.bots.length === 0) {
+      return append(body, [emptyState(`No AI crawler fetched ${data.path} in the ${rangeLabel(data.range).toLowerCase()}${["bot", "vendor", "kind", "verification"].some((n) => params.get(n)) ? " under these filters" : ""}.`)])
+    }
+    append(body, [
+      h(
+        "p",
+        { id: "page-bots-summary" },
+        `${formatNumber(data.hits)} hits by ${formatNumber(data.bots.length)} ${data.bots.length === 1 ? "bot" : "bots"} in the ${rangeLabel(data.range).toLowerCase()}: ${verdictSplit(counts, data.hits)}.`
+      ),
+      h(
+        "p",
+        { class: "muted" },
+        `Verified: the visit came from the operator's published addresses (or a valid signature). Spoofed: the operator publishes a way to check and the visit failed it, so someone else used the bot's name. Not verifiable: no client address was logged, or the operator publishes no way to check. Ranges of ${formatDay(data.ranges_snapshot)}.`
+      ),
+      tableWrap(h(
+        "table",
+        { id: "page-bots-table", class: "cards", "aria-label": `Bots that fetched ${data.path}` },
+        h("thead", null, h("tr", null, ["Bot", "Hits", "Verification", "Errors", "Last seen"].map((name, i) => h("th", { scope: "col", class: i === 1 || i === 3 ? "num" : null }, name)))),
+        h(
+          "tbody",
+          null,
+          data.bots.map((bot) =>
+            h(
+              "tr",
+              { "data-bot": bot.bot },
+              h(
+                "td",
+                { "data-label": "Bot" },
+                h("strong", null, bot.bot),
+                h("div", { class: "hint" }, `${bot.vendor} · ${kindLabel(bot.kind)} · checked by ${bot.methods.length === 0 ? methodLabel("none").toLowerCase() : bot.methods.map((m) => methodLabel(m)).join(", ")}`)
+              ),
+              h("td", { class: "num", "data-label": "Hits" }, formatNumber(bot.hits)),
+              h(
+                "td",
+                { "data-label": "Verification", "data-verdict": `verified=${bot.verified} spoofed=${bot.spoofed} unverified=${bot.unverified}` },
+                verdictSplit({ verified: bot.verified, spoofed: bot.spoofed, unverified: bot.unverified }, bot.hits)
+              ),
+              h("td", { class: "num", "data-label": "Errors" }, formatNumber(bot.errors)),
+              h("td", { "data-label": "Last seen" }, formatDate(bot.last_seen))
+            )
+          )
+        )
+      ), `Bots that fetched ${data.path}`)
+    ])
+  })
+  // Opened from the list: the reader lands on the page's heading.
+  queueMicrotask(() => {
+    if (document.activeElement === document.body || document.activeElement === null) heading.focus()
+  })
   return section
 }
 
@@ -377,17 +511,21 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
     const rangeSelect = h("select", { id: "filter-range", name: "range" }, RANGES.map((r) => h("option", { value: r, selected: r === range }, rangeLabel(r))))
     const verification = choices("verification", "Any verdict", VERDICTS.map((v) => [v, verdictLabel(v)] as const), params.get("verification"))
     clear(controls)
-    controls.onsubmit = (event: Event) => {
-      event.preventDefault()
-      setParams(slug, params, { range: rangeSelect.value, bot: bot.value, vendor: vendor.value, kind: kind.value, verification: verification.value, offset: null })
+    controls.onsubmit = (event: Event) => event.preventDefault()
+    // A choice applies at once (as on the other screens); focus comes back to it once the page is drawn again.
+    for (const control of [rangeSelect, bot, vendor, kind, verification]) {
+      control.addEventListener("change", () => {
+        refocus = control.id
+        setParams(slug, params, { [control.name]: control.value, offset: null })
+      })
+      restoreFocus(control)
     }
     append(controls, [
       h("div", null, h("label", { for: "filter-range" }, "Range"), rangeSelect),
       h("div", null, h("label", { for: "filter-bot" }, "Bot"), bot),
       h("div", null, h("label", { for: "filter-vendor" }, "Vendor"), vendor),
       h("div", null, h("label", { for: "filter-kind" }, "Kind"), kind),
-      h("div", null, h("label", { for: "filter-verification" }, "Verification"), verification),
-      h("div", null, h("button", { type: "submit" }, "Apply"))
+      h("div", null, h("label", { for: "filter-verification" }, "Verification"), verification)
     ])
   }
 
@@ -411,6 +549,20 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
         }, "×"))
       ])
     }
+  }
+
+  // One crawled page: its bots and their verdicts instead of the dashboard (the filters still apply).
+  const path = params.get("path")
+  if (path) {
+    void get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?range=90d`).then((result) => drawControls(result.ok ? result.value : null))
+    append(page, [
+      tabs(slug, "agents"),
+      nameInto(h("h1"), slug, (name) => `AI crawlers and agents · ${name}`),
+      controls,
+      active,
+      pageBotsSection(slug, params, path)
+    ])
+    return page
   }
 
   const query = pick(params, FILTERS)

@@ -1,6 +1,7 @@
 // A type-only import: erased from the browser bundle, so the page reads the server's own shape.
 import type { ScanStatus } from "../../observations/Observations.js"
 import type { CatalogResponse as CatalogResponseSchema } from "../../verification/Api.js"
+import type { PageBotsResponse as PageBotsResponseSchema } from "../../agents/Api.js"
 /**
  * Calls of the web application: the cookie-authenticated dashboard surface only (/api/v1).
  * The browser never holds an API key; the session cookie is HttpOnly and SameSite=Lax.
@@ -222,4 +223,7 @@ export type ScanStatusResponse = Omit<ScanStatus, "brand_slug">
 
 /** GET /api/v1/catalog: every agent of the catalog with its verification methods (the server's schema, wire side). */
 export type CatalogResponse = typeof CatalogResponseSchema.Encoded
+
+/** GET /api/v1/me/brands/{slug}/agents/pages/bots: the bots of one crawled page, by verdict. */
+export type PageBotsResponse = typeof PageBotsResponseSchema.Encoded
 export type CatalogAgent = CatalogResponse["agents"][number]
