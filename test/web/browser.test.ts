@@ -269,12 +269,16 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await page.locator("#pages-table [data-sort=errors]").click()
     await page.waitForURL(/sort=errors&dir=desc/)
     await page.locator("#pages-table th[aria-sort=descending]").waitFor()
+    // Every filter applies on change, no Apply button (a text field when Enter is pressed or it is left).
+    expect(await page.locator("#agents-page form button[type=submit]").count()).toBe(0)
     await page.selectOption("select[name=kind]", "search_crawler")
-    await page.locator("#agents-page form").first().getByRole("button", { name: "Apply" }).click()
     await page.waitForURL(/kind=search_crawler/)
+    await page.locator("#pages-range").waitFor()
     await page.selectOption("select[name=limit]", "25")
+    await page.waitForURL(/limit=25/)
+    await page.locator("#pages-range").waitFor()
     await page.fill("input[name=status]", "ok")
-    await page.locator("#agent-pages form").getByRole("button", { name: "Apply" }).click()
+    await page.press("input[name=status]", "Enter")
     await page.waitForURL(/status=ok/)
     await page.locator("#pages-range").waitFor()
     expect(requested.some((url) => url.startsWith("/api/v1/me/brands/acme/agents?") && url.includes("kind=search_crawler"))).toBe(true)
@@ -383,7 +387,6 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     const bots = await page.locator("select[name=bot] option").evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))
     expect(bots).toContain("GPTBot")
     await page.selectOption("select[name=vendor]", "OpenAI")
-    await page.locator("#agents-page form").first().getByRole("button", { name: "Apply" }).click()
     await page.waitForURL(/vendor=OpenAI/)
     await page.locator("#agent-kpis").waitFor()
     expect(await page.locator("#agent-kpis .value").first().textContent()).not.toBe("0")
@@ -398,6 +401,43 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     expect(new URL(page.url()).hash).toContain("vendor=OpenAI")
     await page.getByRole("button", { name: "Remove the bot filter" }).click()
     await page.waitForURL((url) => !url.hash.includes("bot="))
+    expect(cspViolations).toEqual([])
+  }, 60_000)
+
+  it("opens a crawled page from the list: each bot that fetched it, with its verification verdicts", async () => {
+    // Signed in as the demo user. The page's link in the list, by keyboard.
+    await page.goto(`${base}/#/brands/northwind-crm/agents?range=30d`)
+    const row = page.locator(`#pages-table tbody tr[data-path="/pricing"]`)
+    await row.waitFor()
+    await row.locator("a").first().focus()
+    await page.keyboard.press("Enter")
+    await page.waitForURL((url) => url.hash.includes("path=%2Fpricing"))
+    await page.locator("#page-bots-table tbody tr").first().waitFor()
+    expect(await page.locator("#page-bots-title").textContent()).toBe("Bots that fetched /pricing")
+    // Each bot's row and its verdict cell say what the API says, bot by bot.
+    const api = await page.evaluate(async () =>
+      (await (await fetch("/api/v1/me/brands/northwind-crm/agents/pages/bots?range=30d&path=%2Fpricing")).json()) as {
+        bots: Array<{ bot: string; verified: number; spoofed: number; unverified: number }>
+      })
+    const drawn = await page.locator("#page-bots-table tbody tr").evaluateAll((rows) =>
+      rows.map((r) => ({ bot: r.getAttribute("data-bot"), verdict: r.querySelector("[data-verdict]")?.getAttribute("data-verdict") })))
+    expect(drawn).toEqual(api.bots.map((b) => ({ bot: b.bot, verdict: `verified=${b.verified} spoofed=${b.spoofed} unverified=${b.unverified}` })))
+    // The demo shows the verification: several bots, verified hits, and spoofed ones.
+    expect(api.bots.length).toBeGreaterThanOrEqual(5)
+    expect(api.bots.some((b) => b.verified > 0)).toBe(true)
+    expect(api.bots.some((b) => b.spoofed > 0)).toBe(true)
+    expect(await page.locator(`#page-bots-table tr[data-bot="GPTBot"] [data-verdict]`).textContent()).toContain("Spoofed")
+    await screenshot("agents-page-bots")
+    // A filter applies to the page's bots too, and the way back keeps it.
+    await page.selectOption("select[name=vendor]", "OpenAI")
+    await page.waitForURL((url) => url.hash.includes("vendor=OpenAI") && url.hash.includes("path=%2Fpricing"))
+    await page.locator("#page-bots-table tbody tr").first().waitFor()
+    for (const bot of await page.locator("#page-bots-table tbody tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-bot")))) {
+      expect(["GPTBot", "OAI-SearchBot", "ChatGPT-User", "ChatGPT Agent", "OpenAI MCP connector"]).toContain(bot!)
+    }
+    await page.getByRole("link", { name: "← All crawled pages" }).click()
+    await page.waitForURL((url) => !url.hash.includes("path=") && url.hash.includes("vendor=OpenAI"))
+    await page.locator("#pages-table tbody tr").first().waitFor()
     expect(cspViolations).toEqual([])
   }, 60_000)
 

@@ -29,6 +29,7 @@ const CORE: ReadonlyArray<WalkPage> = [
   { name: "brands", route: "#/brands", ready: "[data-brand] .ingestion-health, [data-brand] h3 + div p.muted:not(.loading)" },
   { name: "agents", route: `#/brands/${DEMO}/agents?range=30d`, ready: "#pages-table tbody tr, #agents-page .empty" },
   { name: "agents-filtered", route: `#/brands/${DEMO}/agents?range=30d&kind=search_crawler`, ready: "#pages-table tbody tr" },
+  { name: "agents-page-bots", route: `#/brands/${DEMO}/agents?range=30d&path=%2Fpricing`, ready: "#page-bots-table tbody tr" },
   { name: "visibility", route: `#/brands/${DEMO}/visibility?range=30d`, ready: "#engines table, #engines .empty" },
   { name: "keys", route: "#/settings/security/api-keys", ready: "#key-usage" },
   { name: "webhooks", route: "#/settings/webhooks", ready: "#event-log, main .empty" }

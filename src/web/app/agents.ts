@@ -30,7 +30,8 @@ let refocus: string | null = null
 const restoreFocus = (control: HTMLElement) => {
   if (refocus !== null && control.id === refocus) {
     refocus = null
-    queueMicrotask(() => control.focus())
+    // After the page is in the document (it is drawn before main.ts attaches it).
+    setTimeout(() => control.focus(), 0)
   }
 }
 
@@ -419,12 +420,15 @@ const pageBotsSection = (slug: string, params: URLSearchParams, path: string) =>
     heading,
     body
   )
+  // Opened from the list (not redrawn by a filter, whose control keeps the focus): the reader lands on the heading.
+  const focusHeading = refocus === null
   const query = pick(params, FILTERS)
   query.set("path", path)
   void get<PageBotsResponse>(`/api/v1/me/brands/${slug}/agents/pages/bots?${query.toString()}`).then((result) => {
     clear(body)
     if (!result.ok) return append(body, [unavailable(result.error, "The bots of this page")])
     const data = result.value
+    if (focusHeading && heading.isConnected) heading.focus()
     const counts = Object.fromEntries(data.by_verification.map((v) => [v.verification, v.hits]))
     if (data.bots.length === 0) {
       return append(body, [emptyState(`No AI crawler fetched ${data.path} in the ${rangeLabel(data.range).toLowerCase()}${["bot", "vendor", "kind", "verification"].some((n) => params.get(n)) ? " under these filters" : ""}.`)])
@@ -455,7 +459,7 @@ const pageBotsSection = (slug: string, params: URLSearchParams, path: string) =>
                 "td",
                 { "data-label": "Bot" },
                 h("strong", null, bot.bot),
-                h("div", { class: "hint" }, `${bot.vendor} · ${kindLabel(bot.kind)} · checked by ${bot.methods.length === 0 ? methodLabel("none").toLowerCase() : bot.methods.map((m) => methodLabel(m)).join(", ")}`)
+                h("div", { class: "hint" }, `${bot.vendor} · ${kindLabel(bot.kind)} · ${bot.methods.length === 0 ? "its operator publishes no way to check it" : `checked by ${bot.methods.map((m) => methodLabel(m)).join(", ")}`}`)
               ),
               h("td", { class: "num", "data-label": "Hits" }, formatNumber(bot.hits)),
               h(
@@ -470,10 +474,6 @@ const pageBotsSection = (slug: string, params: URLSearchParams, path: string) =>
         )
       ), `Bots that fetched ${data.path}`)
     ])
-  })
-  // Opened from the list: the reader lands on the page's heading.
-  queueMicrotask(() => {
-    if (document.activeElement === document.body || document.activeElement === null) heading.focus()
   })
   return section
 }
