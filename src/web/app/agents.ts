@@ -25,13 +25,21 @@ type VerdictsByBot = { readonly verified: Map<string, number>; readonly spoofed:
 const share = (part: number | undefined, whole: number) => (whole === 0 ? "–" : formatPercent((part ?? 0) / whole))
 const PAGE_PARAMS = ["folder", "status", "q", "sort", "dir", "limit", "offset"] as const
 
+/**
+ * Focuses `element` once it is in the document: a page is drawn before main.ts attaches it, and that
+ * may wait for a request of its own. Gives up after a few seconds (the reader has moved on).
+ */
+const focusWhenAttached = (element: HTMLElement, tries = 100) => {
+  if (element.isConnected) element.focus()
+  else if (tries > 0) setTimeout(() => focusWhenAttached(element, tries - 1), 30)
+}
+
 /** The id of the control whose change redrew the page: focus goes back to it once it is drawn again. */
 let refocus: string | null = null
 const restoreFocus = (control: HTMLElement) => {
   if (refocus !== null && control.id === refocus) {
     refocus = null
-    // After the page is in the document (it is drawn before main.ts attaches it).
-    setTimeout(() => control.focus(), 0)
+    focusWhenAttached(control)
   }
 }
 
@@ -428,7 +436,7 @@ const pageBotsSection = (slug: string, params: URLSearchParams, path: string) =>
     clear(body)
     if (!result.ok) return append(body, [unavailable(result.error, "The bots of this page")])
     const data = result.value
-    if (focusHeading && heading.isConnected) heading.focus()
+    if (focusHeading) focusWhenAttached(heading)
     const counts = Object.fromEntries(data.by_verification.map((v) => [v.verification, v.hits]))
     if (data.bots.length === 0) {
       return append(body, [emptyState(`No AI crawler fetched ${data.path} in the ${rangeLabel(data.range).toLowerCase()}${["bot", "vendor", "kind", "verification"].some((n) => params.get(n)) ? " under these filters" : ""}.`)])
