@@ -52,7 +52,7 @@ const ipv4Prefix = (cidr: string): { readonly base: number; readonly size: numbe
 }
 
 /** A random address inside one of `prefixes`. */
-export const addressIn = (prefixes: ReadonlyArray<{ readonly base: number; readonly size: number }>, random: () => number) => {
+const addressIn = (prefixes: ReadonlyArray<{ readonly base: number; readonly size: number }>, random: () => number) => {
   const prefix = prefixes[Math.floor(random() * prefixes.length)]!
   const n = prefix.base + Math.floor(random() * prefix.size)
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".")

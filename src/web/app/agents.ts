@@ -301,8 +301,10 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
   const pageSize = h("select", { id: "pages-limit", name: "limit" }, [25, 50, 100, 500].map((n) => h("option", { value: n, selected: n === limit }, `${n} per page`)))
   // Each field applies once changed (a text field when it is left or Enter is pressed), like the other screens.
   const apply = (control: HTMLInputElement | HTMLSelectElement) => () => {
-    const next = { folder: folder.value.trim(), status: status.value.trim(), q: q.value.trim(), limit: pageSize.value }
-    if (PAGE_PARAMS.every((name) => name === "offset" || name === "sort" || name === "dir" || (next[name] ?? "") === (params.get(name) ?? (name === "limit" ? "50" : "")))) return
+    const next: Record<string, string> = { folder: folder.value.trim(), status: status.value.trim(), q: q.value.trim(), limit: pageSize.value }
+    const now: Record<string, string> = { folder: params.get("folder") ?? "", status: params.get("status") ?? "", q: params.get("q") ?? "", limit: String(limit) }
+    // Nothing changed (a field left as it was): no new history entry.
+    if (Object.keys(next).every((name) => next[name] === now[name])) return
     refocus = control.id
     setParams(slug, params, { ...next, offset: null })
   }
