@@ -1,5 +1,6 @@
 import { get, type IndustryMetricsResponse, type ModelResponse, type ScanStatusResponse, type SnapshotsResponse } from "./api.js"
-import { tabs, unavailable } from "./agents.js"
+import { unavailable } from "./agents.js"
+import { brandNav } from "./screens/nav.js"
 import { chart, PALETTE } from "./charts.js"
 import { append, clear, formatDate, formatNumber, formatPercent, h } from "./dom.js"
 import { engineLabel, RANGES, rangeLabel } from "./labels.js"
@@ -203,7 +204,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
   return h(
     "div",
     { id: "visibility-page" },
-    tabs(slug, "visibility"),
+    brandNav(slug, "visibility"),
     nameInto(h("h1"), slug, (name) => `Visibility in AI answers · ${name}`),
     h("p", { class: "muted" }, "How often AI answer engines mention this brand and its competitors, with 95% intervals: a change marked n.s. is within the noise."),
     h("p", { class: "muted", id: "interval-meaning" }, INTERVAL_MEANING),
