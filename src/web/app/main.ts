@@ -4,7 +4,7 @@ import { isScreen, screenFor } from "./screens/index.js"
 import { append, clear, copyButton, formatDate, h } from "./dom.js"
 import { agentsPage } from "./agents.js"
 import { visibilityPage } from "./visibility.js"
-import { logSourcesPanel } from "./logSources.js"
+import { keysLink, logSourcesPanel } from "./logSources.js"
 import { ingestionHealthCard, webhooksPage } from "./webhooks.js"
 import { PLAN_FOR, planLabel, VERTICAL_LABELS, verticalLabel } from "./labels.js"
 import { checklist, drainUrl, startPage } from "./onboarding.js"
@@ -131,7 +131,9 @@ const authPage = (mode: "signin" | "signup", next: string | null) => {
 // Settings > Security > API keys
 // ---------------------------------------------------------------------------
 
-const keysPage = () => {
+/** `return`: the page that sent the person here to make a key (a log source's set-up), offered as the way back. */
+const keysPage = (params: URLSearchParams) => {
+  const back = safeReturn(params.get("return"))
   const page = h("div")
   const status = h("div")
   const created = h("div")
@@ -252,6 +254,7 @@ const keysPage = () => {
 
   append(page, [
     h("div", { class: "crumbs" }, "Settings › Security › API keys"),
+    back === null ? null : h("p", { class: "notice", id: "keys-return" }, "Made your key? ", h("a", { href: back }, "Go back to the set-up you came from"), "."),
     h("h1", null, "API keys"),
     h(
       "p",
@@ -375,23 +378,26 @@ const brandCard = (brand: Brand) => {
     ),
     h("h3", null, "Site id"),
     h("p", null, h("code", { class: "site-id" }, brand.site_id), " ", copyButton(() => brand.site_id, "Copy", `Copy the site id of ${brand.brand_name}`)),
-    h("h3", null, "Log drain URL ", h("span", { class: "pill-plan" }, `${planLabel(PLAN_FOR.drain)} plan`)),
-    h("p", null, h("code", { class: "drain-url" }, url), " ", copyButton(() => url, "Copy", `Copy the log drain URL of ${brand.brand_name}`)),
+    // The drain URL only where the plan takes deliveries; otherwise the log sources below say which plan does.
     drainOk
-      ? h(
-        "p",
-        { class: "muted" },
-        "Paste this URL into your hosting platform's log drain and add the header ",
-        h("code", null, "Authorization: Bearer <API key>"),
-        "."
-      )
-      : h(
-        "p",
-        { class: "notice", id: `drain-plan-${brand.brand_slug}` },
-        `Log drains need the ${planLabel(PLAN_FOR.drain)} plan or higher; this account is on the ${planLabel(plan?.id ?? "free")} plan, so deliveries to this URL are refused until it is upgraded. `,
-        "The tracking tag on the agent dashboard works on every plan."
-      ),
-    logSourcesPanel(url, brand.site_id, entitled),
+      ? [
+        h("h3", null, "Log drain URL ", h("span", { class: "pill-plan" }, `${planLabel(PLAN_FOR.drain)} plan`)),
+        h("p", null, h("code", { class: "drain-url" }, url), " ", copyButton(() => url, "Copy", `Copy the log drain URL of ${brand.brand_name}`)),
+        h(
+          "p",
+          { class: "muted" },
+          "Paste this URL into your hosting platform's log drain and add the header ",
+          h("code", null, "Authorization: Bearer <API key>"),
+          " (",
+          keysLink(),
+          ")."
+        )
+      ]
+      : null,
+    logSourcesPanel(url, brand.site_id, entitled, false, {
+      email: me?.user.email ?? null,
+      tag: h("p", { "data-source": "Tracking tag" }, "Any plan: the tracking tag, copied from the ", h("a", { href: `#/brands/${brand.brand_slug}/agents` }, "agent dashboard"), ".")
+    }),
     h("details", null,
       h("summary", null, "Drain signing secret (optional)"),
       h("label", { for: secretId }, "Signing secret"),
@@ -534,7 +540,7 @@ const render = async () => {
   else if (parts[0] === "signin" || me === null) page = authPage("signin", next)
   else if (parts[0] === "start") page = startPage(me, await accountBrands(), params)
   else if (parts[0] === "settings" && parts[1] === "webhooks") page = webhooksPage()
-  else if (parts[0] === "settings") page = keysPage()
+  else if (parts[0] === "settings") page = keysPage(params)
   else if (parts[0] === "brands" && parts[1] && parts[2] === "agents") page = agentsPage(parts[1], params)
   else if (isScreen(parts)) page = screenFor(parts, params)
   else if (parts[0] === "brands" && parts[1] && parts[2] === "visibility") page = visibilityPage(parts[1], params)

@@ -175,8 +175,8 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
       ),
       rows.length === 0
         ? emptyState(
-          "No scan has run for this brand yet. The server asks the answer engines your monitored prompts once its operator has configured the engines' keys; answers collected elsewhere can be imported.",
-          h("a", { href: `#/start?brand=${slug}` }, "See the set-up steps")
+          "No scan has run for this brand yet. Ask for one now, or import answers you collected elsewhere, on the brand's Settings.",
+          h("a", { href: `#/brands/${slug}/settings` }, "Scan now or import answers")
         )
         : tableWrap(h(
           "table",
