@@ -35,10 +35,14 @@ export const brandNav = (slug: string, active: string) => {
       h("a", { href: `#/brands/${slug}/${screen}`, class: active === screen ? "active" : null, "aria-current": active === screen ? "page" : null }, label)
     )
   )
-  requestAnimationFrame(() => {
+  // Once the page is in the document (it may wait for a read first), only the strip scrolls, never the page:
+  // the current tab's left edge, less a peek at the tab before it.
+  let frames = 0
+  const reveal = () => {
+    if (!nav.isConnected) return void (frames++ < 600 && requestAnimationFrame(reveal))
     const current = nav.querySelector<HTMLElement>("a.active")
-    // Only the strip scrolls (never the page): the current tab's left edge, less a tab's peek.
     if (current && nav.scrollWidth > nav.clientWidth) nav.scrollLeft = Math.max(0, current.offsetLeft - nav.offsetLeft - 48)
-  })
+  }
+  requestAnimationFrame(reveal)
   return nav
 }
