@@ -279,7 +279,7 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     expect(await page.locator("#next-scan").textContent()).not.toContain("due since")
     await page.click("#scan-now")
     await page.locator("#brand-answers .error").waitFor()
-    expect(await page.locator("#brand-answers .error").textContent()).toContain("no answer engine is configured")
+    expect(await page.locator("#brand-answers .error").textContent()).toContain("No answer engine is configured on this server")
     // An import of a file: one answer stored, one line refused with its reason.
     const prompts = await publicGet<{ prompts: Array<{ prompt: string }> }>("/brands/northwind-crm/prompts")
     const answer = { prompt: prompts.prompts[0]!.prompt, engine: "chatgpt", observed_at: new Date().toISOString(), response: "Northwind CRM is a good pick." }
@@ -298,7 +298,7 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     const card = page.locator("[data-brand=northwind-crm]")
     await card.locator("details.log-sources summary").click()
     const siteId = (await card.locator(".site-id").textContent())!
-    expect(await card.locator("[data-source='Cloudflare Logpush'] code").textContent())
+    expect(await card.locator("[data-source='Cloudflare Logpush'] code.paste").textContent())
       .toBe(`${served.base}/api/public/v1/agents/ingest/drain?site_id=${siteId}&format=cloudflare&header_Authorization=Bearer%20<API key>`)
     expect(await card.locator("[data-needs-plan]").count()).toBe(0)
     await card.locator("[data-source=Vercel] a.keys-link").click()
@@ -361,7 +361,9 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
 
     // Signed out, a brand page asks to sign in, then opens that page (through sign-up's link too).
     await page.evaluate(() => fetch("/api/v1/auth/logout", { method: "POST" }))
+    // A link opened afresh (a new load of the application), as from an email or a bookmark.
     await page.goto(`${served.base}/#/brands/capped/attribution?range=7d`)
+    await page.reload()
     await page.locator("#email").waitFor()
     expect(await page.getByRole("link", { name: "Create an account" }).getAttribute("href"))
       .toBe(`#/signup?next=${encodeURIComponent("#/brands/capped/attribution?range=7d")}`)
@@ -374,6 +376,7 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     // A next= that leaves the application is ignored: the Brands page.
     await page.evaluate(() => fetch("/api/v1/auth/logout", { method: "POST" }))
     await page.goto(`${served.base}/#/signin?next=${encodeURIComponent("https://evil.example/")}`)
+    await page.reload()
     await page.fill("#email", "cap@example.test")
     await page.fill("#password", "a long browser password")
     await page.click("#submit")

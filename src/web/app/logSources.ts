@@ -125,7 +125,7 @@ const sourceBlock = (source: Source, drain: string, siteId: string, origin: stri
     { "data-source": source.name },
     h("h3", null, source.name, " ", h("span", { class: "pill-plan" }, `${planLabel(PLAN_FOR[source.needs])} plan`)),
     ...source.steps.map((step) => h("p", { class: "muted" }, step.replace("<drain URL>", drain))),
-    h("p", null, h("code", null, text), " ", copyButton(() => text, "Copy", `Copy the ${source.name} set-up`)),
+    h("p", null, h("code", { class: "paste" }, text), " ", copyButton(() => text, "Copy", `Copy the ${source.name} set-up`)),
     h("p", { class: "muted" }, "Put an API key of this account in place of ", h("code", null, "<API key>"), ": ", keysLink(), " (you come back here).")
   )
 }
