@@ -5,6 +5,7 @@ import { SLUG_MAX, slugFromName } from "../../src/brands/Slug.js"
 import { ObservationsRepo } from "../../src/observations/Repo.js"
 import { SLUG_MAX_LENGTH } from "../../src/platform/Schemas.js"
 import { safeReturn } from "../../src/web/app/returnTo.js"
+import { nextScanText } from "../../src/web/app/schedule.js"
 import { createBrand, databaseBackends, makeTestApp, signup, type TestApp } from "../helpers/app.js"
 
 /**
@@ -67,6 +68,17 @@ describe("the page asked for before signing in", () => {
   })
 })
 
+describe("the next scan on the Settings screen", () => {
+  const now = Date.parse("2026-11-27T12:00:00Z")
+  it("is a date while it is to come, and says it is due (and why it may wait) once passed", () => {
+    expect(nextScanText("2026-11-28T00:05:00Z", now, null)).toBe("2026-11-28 00:05 UTC")
+    const due = nextScanText("2026-11-27T00:05:00Z", now, "2026-11-26T00:22:00Z")
+    expect(due).toStartWith("due since 2026-11-27 00:05 UTC, not started")
+    expect(due).toContain("configured answer engines")
+    expect(nextScanText("2026-11-27T00:05:00Z", now, "2026-11-27T00:06:00Z")).toBe("due since 2026-11-27 00:05 UTC; the last scan ran at 2026-11-27 00:06 UTC")
+  })
+})
+
 for (const backend of databaseBackends()) {
   describe(`brands without a slug, scan now and the traffic twins (${backend})`, () => {
     let app: TestApp
@@ -117,6 +129,7 @@ for (const backend of databaseBackends()) {
         // Never another account's brand.
         expect((await scan("theirs")).status).toBe(404)
         // A paid plan on a server with no engine: 503, saying what the operator sets and that imports work.
+        await app.run(Effect.flatMap(AccountsRepo, (repo) => repo.setPlanByEmail(email, "starter")))
         const none = await scan("acme")
         expect(none.status).toBe(503)
         expect(((await none.json()) as { error: string }).error).toContain("ENGINE_<SLUG>_URL")

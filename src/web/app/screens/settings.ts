@@ -3,6 +3,7 @@ import { brandNav } from "./nav.js"
 import { append, clear, copyButton, formatDate, formatNumber, h } from "../dom.js"
 import { planLabel } from "../labels.js"
 import { planWall } from "../logSources.js"
+import { nextScanText } from "../schedule.js"
 import { brands, brandTitle, emptyState, engineLabel, errorState, pageHead, section, verticalLabel } from "./kit.js"
 
 /**
@@ -34,19 +35,6 @@ const refusal = (lead: string, error: ApiError) => {
   const message = typeof error.body.error === "string" ? error.body.error : ""
   const text = message === "" ? `${lead} (status ${error.status}).` : `${lead}: ${message.charAt(0).toUpperCase()}${message.slice(1)}${/[.!?]$/.test(message) ? "" : "."}`
   return h("p", { class: "error", role: "alert" }, text)
-}
-
-/**
- * When the next scheduled scan is, in words: a date to come, or, once it has passed, that it is due and why it
- * may not have started (the scanner starts a due scan within a minute when the server has answer engines).
- */
-export const nextScanText = (nextScanAt: string, nowMs: number, lastScanAt: string | null) => {
-  const due = Date.parse(nextScanAt)
-  if (Number.isNaN(due) || due > nowMs) return formatDate(nextScanAt)
-  const started = lastScanAt !== null && Date.parse(lastScanAt) >= due
-  return started
-    ? `running since ${formatDate(lastScanAt)}`
-    : `due since ${formatDate(nextScanAt)}, not started: this server's scanner starts a due scan within a minute once its operator has configured answer engines`
 }
 
 /** The plan that brings scanning on request, and what else it gives. */
