@@ -374,6 +374,8 @@ const brandCard = (brand: Brand) => {
       h("a", { href: `#/brands/${brand.brand_slug}/actions` }, "What to fix first"),
       h("a", { href: `#/brands/${brand.brand_slug}/agents` }, "Agent dashboard"),
       h("a", { href: `#/brands/${brand.brand_slug}/visibility` }, "Visibility"),
+      h("a", { href: `#/brands/${brand.brand_slug}/attribution` }, "AI referrals"),
+      h("a", { href: `#/brands/${brand.brand_slug}/settings` }, "Settings, scan now, import"),
       h("a", { href: `#/start?brand=${brand.brand_slug}` }, "Set-up checklist")
     ),
     h("h3", null, "Site id"),
