@@ -93,7 +93,10 @@ export const AliasesInput = Schema.Array(BoundedText(BRAND_LIMITS.alias)).pipe(
 )
 
 export const CreateBrandPayload = Schema.Struct({
-  brand_slug: Slug,
+  // Optional: left out, the server makes it from brand_name (src/brands/Slug.ts), as the web form shows.
+  brand_slug: Schema.optional(Slug.annotations({
+    description: "Brand slug: lowercase letters, digits and hyphens; default made from brand_name (accents dropped, & read as and, other characters hyphens)"
+  })),
   brand_name: BoundedText(BRAND_LIMITS.name),
   domain: BoundedText(BRAND_LIMITS.domain),
   vertical: Vertical,

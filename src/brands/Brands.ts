@@ -16,6 +16,7 @@ import { accountCache, Invalidations } from "../platform/Invalidations.js"
 import { LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
 import { BRAND_LIMITS, type Brand, type PROMPT_INTENTS, type PROMPT_SOURCES } from "./Api.js"
+import { slugFromName } from "./Slug.js"
 import { type BrandKey, BrandsRepo, type BrandRow, type CompetitorRow, PromptRow, type SiteBrand } from "./Repo.js"
 
 export type { SiteBrand }
@@ -128,7 +129,8 @@ export interface BrandsShape {
   readonly create: (
     accountId: number,
     input: {
-      readonly brand_slug: string
+      /** Left out: made from the name (Slug.ts); a 400 when the name has nothing to make it from. */
+      readonly brand_slug?: string | undefined
       readonly brand_name: string
       readonly domain: string
       readonly vertical: string
@@ -254,6 +256,10 @@ export const BrandsLive = Layer.effect(
         Effect.gen(function*() {
           const name = input.brand_name.trim()
           if (name === "") return yield* Effect.fail(badRequest("brand_name required"))
+          const slug = input.brand_slug ?? slugFromName(name)
+          if (slug === null) {
+            return yield* Effect.fail(badRequest("brand_slug required: the brand name has no Latin letters or digits to make one from"))
+          }
           const domain = normalizeDomain(input.domain)
           if (Option.isNone(domain)) return yield* Effect.fail(badRequest("invalid url"))
           const region = regionCode(input.primary_region?.trim() || "US")
@@ -269,7 +275,7 @@ export const BrandsLive = Layer.effect(
               if (count >= plan.maxBrands) return yield* Effect.fail(planLimit(plan, count, plan.maxBrands, "brands"))
               const created = yield* repo.insert({
                 accountId,
-                slug: input.brand_slug,
+                slug,
                 name: name.slice(0, BRAND_LIMITS.name),
                 domain: domain.value,
                 vertical: input.vertical,

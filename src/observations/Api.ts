@@ -2,7 +2,15 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { SessionAuth } from "../accounts/Api.js"
 import { SlugPath } from "../brands/Api.js"
-import { BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from "../platform/HttpErrors.js"
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  UnauthorizedError
+} from "../platform/HttpErrors.js"
 import { ENGINE_SLUGS } from "../platform/Schemas.js"
 import { MAX_IMPORT_OBSERVATIONS } from "./Observations.js"
 
@@ -44,6 +52,13 @@ export const ScanStatusResponse = Schema.Struct({
   month_tokens: Schema.Number.annotations({ description: "Tokens the account's scans used this UTC month" }),
   monthly_token_budget: Schema.NullOr(Schema.Number).annotations({ description: "SCAN_MONTHLY_TOKEN_BUDGET; null when unset" })
 }).annotations({ identifier: "ScanStatusResponse" })
+
+export const ScanRequestResponse = Schema.Struct({
+  brand_slug: Schema.String,
+  next_scan_at: Schema.String.annotations({ description: "When the scan is due (ISO 8601): now, or sooner when it already was" }),
+  engines: Schema.Array(Schema.String).annotations({ description: "The engines the scan asks (engine slugs)" }),
+  scanner_interval_seconds: Schema.Int.annotations({ description: "How often the server's scanner wakes: the scan starts within this many seconds" })
+}).annotations({ identifier: "ScanRequestResponse" })
 
 const ObservationDoc = {
   type: "object",
@@ -99,6 +114,20 @@ export class ObservationsGroup extends HttpApiGroup.make("observations")
       .addSuccess(ScanStatusResponse)
       .annotate(OpenApi.Summary, "The brand's last scan per answer engine")
       .annotate(OpenApi.Description, "When each engine was last scanned for the brand, what it stored, what failed and why (counted by reason), and the tokens used.")
+  )
+  .add(
+    HttpApiEndpoint.post("requestScan", "/me/brands/:slug/scans")
+      .setPath(SlugPath)
+      .addSuccess(ScanRequestResponse, { status: 202 })
+      .addError(ConflictError)
+      .addError(ServiceUnavailableError)
+      .annotate(OpenApi.Summary, "Scan the brand now")
+      .annotate(
+        OpenApi.Description,
+        "Moves the brand's next scan to now; the server's scanner starts it at its next wake-up, as any due scan. Paid plans only " +
+          "(403 on the free plan, and for a brand beyond the plan's brand cap or when the monthly token budget is spent); 503 when " +
+          "no answer engine is configured; 409 within an hour of the brand's last scan."
+      )
   )
   .addError(BadRequestError)
   .addError(UnauthorizedError)

@@ -123,6 +123,8 @@ export interface ObservationsRepoShape {
   readonly tokensInMonth: (accountId: number, month: string) => Effect.Effect<number>
   readonly recordEngineStatus: (accountId: number, brandId: number, statuses: ReadonlyArray<EngineScanStatus>) => Effect.Effect<void>
   readonly engineStatus: (accountId: number, brandId: number) => Effect.Effect<ReadonlyArray<EngineScanStatus>>
+  /** A scan asked for now: the brand's next_scan_at moved to `at` unless it is sooner; the date it now holds. */
+  readonly requestScan: (accountId: number, brandId: number, at: Date) => Effect.Effect<Date>
 }
 
 export class ObservationsRepo extends Context.Tag("ObservationsRepo")<ObservationsRepo, ObservationsRepoShape>() {}
@@ -563,6 +565,15 @@ export const ObservationsRepoLive = Layer.effect(
           select b.account_id::int as "accountId",
                  (select u.email from users u where u.account_id = b.account_id order by u.id limit 1) as email
           from brands b where b.slug = ${slug} order by b.account_id`.pipe(decodeRows(SlugAccount), Effect.orDie),
+      requestScan: (accountId, brandId, at) =>
+        sql`
+          update brands set next_scan_at = least(next_scan_at, ${at}::timestamptz)
+          where account_id = ${accountId} and id = ${brandId}
+          returning next_scan_at as "nextScanAt"`.pipe(
+          decodeRows(Schema.Struct({ nextScanAt: Schema.DateFromSelf })),
+          Effect.map((rows) => rows[0]?.nextScanAt ?? at),
+          Effect.orDie
+        ),
       claimDue: (now, limit) =>
         sql`
           with due as (

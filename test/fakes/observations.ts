@@ -68,6 +68,13 @@ export const makeFakeObservationsRepo = (view: ObservationsStoreView) => {
       Effect.sync(() =>
         view.brands.filter((b) => b.slug === slug).map((b) => ({ accountId: b.accountId, email: view.emailOf(b.accountId) }))
       ),
+    requestScan: (accountId, brandId, at) =>
+      Effect.sync(() => {
+        const brand = view.brands.find((b) => b.accountId === accountId && b.id === brandId)
+        if (brand === undefined) return at
+        if (at < brand.nextScanAt) brand.nextScanAt = at
+        return brand.nextScanAt
+      }),
     claimDue: (now, limit) =>
       Effect.sync(() => {
         // The account's oldest brands up to its plan's cap are scanned, never the others.

@@ -241,6 +241,73 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     expect(browser.pageErrors).toEqual([])
   })
 
+  it("draws AI referrals and AI search from the API, the range in the URL; settings scan now and import; log sources with the keys page and back", async () => {
+    await page.setViewportSize({ width: 1280, height: 900 })
+    type Engines = { engines: Array<{ engine: string }> }
+    // AI referrals: one row per engine, in the API's order, hooked by its slug.
+    const attribution = await publicGet<Engines & { total_referrals: number }>("/brands/northwind-crm/attribution?range=30d")
+    expect(attribution.total_referrals).toBeGreaterThan(0)
+    await page.goto(`${served.base}/#/brands/northwind-crm/attribution?range=30d`)
+    await page.locator("#attribution-engines-table tr[data-engine]").first().waitFor()
+    expect(await page.locator("#attribution-engines-table tr[data-engine]").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-engine"))))
+      .toEqual(attribution.engines.map((e) => e.engine))
+    expect(await page.locator("#attribution-total").textContent()).toContain(attribution.total_referrals.toLocaleString("en-US"))
+    // The period applies on change and is kept in the URL.
+    await page.getByLabel("Period").selectOption("7d")
+    await page.waitForURL((url) => url.hash === "#/brands/northwind-crm/attribution?range=7d")
+    await page.locator("#attribution-total, #attribution-summary .empty").first().waitFor()
+    // AI search: the funnel's engines as the API lists them.
+    const search = await publicGet<Engines>("/brands/northwind-crm/search-performance?range=30d")
+    await page.goto(`${served.base}/#/brands/northwind-crm/search-performance?range=30d`)
+    await page.locator("#search-engines-table tr[data-engine]").first().waitFor()
+    expect(await page.locator("#search-engines-table tr[data-engine]").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-engine"))))
+      .toEqual(search.engines.map((e) => e.engine))
+    expect(await page.locator("#search-totals [data-stage]").count()).toBe(3)
+
+    // On a phone the brand navigation is one strip that scrolls sideways, the current tab in view.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.goto(`${served.base}/#/brands/northwind-crm/settings`)
+    const nav = page.getByRole("navigation", { name: "Brand pages" })
+    await page.locator("#next-scan").waitFor()
+    await page.waitForFunction(() => document.querySelector("nav.tabs")!.scrollLeft > 0)
+    const strip = await nav.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, page: document.documentElement.scrollWidth }))
+    expect(strip.scroll).toBeGreaterThan(strip.client)
+    expect(strip.page).toBeLessThanOrEqual(390)
+    await page.setViewportSize({ width: 1280, height: 900 })
+
+    // Settings: the demo's next scan is to come; scan now says why this server cannot (no engine configured).
+    expect(await page.locator("#next-scan").textContent()).not.toContain("due since")
+    await page.click("#scan-now")
+    await page.locator("#brand-answers .error").waitFor()
+    expect(await page.locator("#brand-answers .error").textContent()).toContain("No answer engine is configured on this server")
+    // An import of a file: one answer stored, one line refused with its reason.
+    const prompts = await publicGet<{ prompts: Array<{ prompt: string }> }>("/brands/northwind-crm/prompts")
+    const answer = { prompt: prompts.prompts[0]!.prompt, engine: "chatgpt", observed_at: new Date().toISOString(), response: "Northwind CRM is a good pick." }
+    await page.setInputFiles("#import-file", {
+      name: "answers.ndjson",
+      mimeType: "application/x-ndjson",
+      buffer: Buffer.from(`${JSON.stringify(answer)}\n${JSON.stringify({ ...answer, engine: "not-an-engine" })}\n`)
+    })
+    await page.click("#import-upload")
+    await page.locator("#import-result").waitFor()
+    expect(await page.locator("#import-result").textContent()).toBe("1 answer imported, 0 already stored, 1 refused:")
+    expect(await page.locator("#import-errors li").first().textContent()).toStartWith("Line 2: ")
+
+    // The Brands page (Growth plan): every source usable, each step links to the keys page, which offers the way back.
+    await page.goto(`${served.base}/#/brands`)
+    const card = page.locator("[data-brand=northwind-crm]")
+    await card.locator("details.log-sources summary").click()
+    const siteId = (await card.locator(".site-id").textContent())!
+    expect(await card.locator("[data-source='Cloudflare Logpush'] code.paste").textContent())
+      .toBe(`${served.base}/api/public/v1/agents/ingest/drain?site_id=${siteId}&format=cloudflare&header_Authorization=Bearer%20<API key>`)
+    expect(await card.locator("[data-needs-plan]").count()).toBe(0)
+    await card.locator("[data-source=Vercel] a.keys-link").click()
+    await page.locator("#keys-return a").waitFor()
+    await page.locator("#keys-return a").click()
+    await page.waitForURL((url) => url.hash === "#/brands")
+    expect(browser.pageErrors).toEqual([])
+  }, 120_000)
+
   it("says when the plan's prompt cap is reached, naming the plan, and what an empty screen needs", async () => {
     // A new account on the free plan with its ten prompts in use.
     await page.evaluate(() => fetch("/api/v1/auth/logout", { method: "POST" }))
@@ -262,4 +329,59 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     await page.locator("#competitor-list .empty").waitFor()
     expect(await page.locator("#competitor-list .empty").textContent()).toContain("No competitors yet")
   })
+
+  it("free plan: the usable source first, one wall per plan saying who changes it; slug from the name; back to the page asked for after sign-in", async () => {
+    // Signed in as the free account of the test above.
+    await page.goto(`${served.base}/#/brands`)
+    const card = page.locator("[data-brand=capped]")
+    await card.locator("details.log-sources summary").click()
+    expect(await card.locator(".drain-url").count()).toBe(0)
+    expect(await card.locator("details.log-sources [data-source]").first().getAttribute("data-source")).toBe("Tracking tag")
+    const drains = (await card.locator("[data-needs=drain]").textContent())!
+    for (const text of ["Vercel", "Netlify", "Growth plan", "Free plan", "operator", "bun run cli plan set cap@example.test growth"]) expect(drains).toContain(text)
+    expect(await card.locator("[data-needs=batch]").textContent()).toContain("bun run cli plan set cap@example.test starter")
+    expect(await card.locator("[data-needs-plan]").count()).toBe(2)
+    // Settings: no scan-now button, the wall instead; the import is there on every plan.
+    await page.goto(`${served.base}/#/brands/capped/settings`)
+    await page.locator("#scan-plan").waitFor()
+    expect(await page.locator("#scan-now").count()).toBe(0)
+    expect(await page.locator("#scan-plan").textContent()).toContain("bun run cli plan set cap@example.test starter")
+    expect(await page.locator("#import-upload").count()).toBe(1)
+
+    // Adding a brand: the slug follows the name until edited by hand.
+    await page.goto(`${served.base}/#/brands?add=1`)
+    await page.locator("#brand-name").fill("Café Müller & Söhne")
+    expect(await page.locator("#brand-slug").inputValue()).toBe("cafe-muller-and-sohne")
+    await page.locator("#brand-name").fill("東京カフェ")
+    expect(await page.locator("#brand-slug").inputValue()).toBe("")
+    expect(await page.locator("#brand-slug-hint").textContent()).toContain("no Latin letters or digits")
+    await page.locator("#brand-slug").fill("tokyo-cafe")
+    await page.locator("#brand-name").fill("東京カフェ 2")
+    expect(await page.locator("#brand-slug").inputValue()).toBe("tokyo-cafe")
+
+    // Signed out, a brand page asks to sign in, then opens that page (through sign-up's link too).
+    await page.evaluate(() => fetch("/api/v1/auth/logout", { method: "POST" }))
+    // A link opened afresh (a new load of the application), as from an email or a bookmark.
+    await page.goto(`${served.base}/#/brands/capped/attribution?range=7d`)
+    await page.reload()
+    await page.locator("#email").waitFor()
+    expect(await page.getByRole("link", { name: "Create an account" }).getAttribute("href"))
+      .toBe(`#/signup?next=${encodeURIComponent("#/brands/capped/attribution?range=7d")}`)
+    await page.fill("#email", "cap@example.test")
+    await page.fill("#password", "a long browser password")
+    await page.click("#submit")
+    await page.waitForURL((url) => url.hash === "#/brands/capped/attribution?range=7d")
+    await page.locator("#attribution-summary .empty").waitFor()
+    expect(await page.locator("#attribution-summary .empty").textContent()).toContain("connect a log source")
+    // A next= that leaves the application is ignored: the Brands page.
+    await page.evaluate(() => fetch("/api/v1/auth/logout", { method: "POST" }))
+    await page.goto(`${served.base}/#/signin?next=${encodeURIComponent("https://evil.example/")}`)
+    await page.reload()
+    await page.fill("#email", "cap@example.test")
+    await page.fill("#password", "a long browser password")
+    await page.click("#submit")
+    await page.getByRole("heading", { name: "Brands" }).waitFor()
+    expect(new URL(page.url()).origin).toBe(served.base)
+    expect(browser.pageErrors).toEqual([])
+  }, 120_000)
 })

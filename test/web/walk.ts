@@ -38,7 +38,9 @@ const CORE: ReadonlyArray<WalkPage> = [
 /** The brand's data screens (src/web/app/screens/): walked wherever that folder is part of the app. */
 const SCREENS: ReadonlyArray<WalkPage> = [
   { name: "actions", route: `#/brands/${DEMO}/actions?range=30d`, ready: "#actions li, #actions-screen .empty" },
-  { name: "brand-settings", route: `#/brands/${DEMO}/settings`, ready: "#settings-screen" },
+  { name: "brand-settings", route: `#/brands/${DEMO}/settings`, ready: "#settings-screen #last-scan" },
+  { name: "attribution", route: `#/brands/${DEMO}/attribution?range=30d`, ready: "#attribution-engines-table tr[data-engine], #attribution-screen .empty" },
+  { name: "search-performance", route: `#/brands/${DEMO}/search-performance?range=30d`, ready: "#search-engines-table tr[data-engine], #search-performance-screen .empty" },
   { name: "competitors", route: `#/brands/${DEMO}/competitors`, ready: "#competitors-screen" },
   { name: "competitor", route: `#/brands/${DEMO}/competitors?competitor=Pipeline.io`, ready: "#competitors-screen" },
   { name: "prompts", route: `#/brands/${DEMO}/prompts`, ready: "#prompts-screen" },

@@ -3,6 +3,7 @@ import { chart, PALETTE } from "./charts.js"
 import { append, clear, copyButton, formatDate, formatNumber, formatPercent, h } from "./dom.js"
 import { KIND_LABELS, kindLabel, methodLabel, RANGES, rangeLabel, statusLabel, verdictLabel } from "./labels.js"
 import { emptyState, errorState, loadingState, nameInto, tableWrap } from "./ui.js"
+import { brandNav } from "./screens/nav.js"
 
 const AGENT_KINDS = Object.keys(KIND_LABELS)
 
@@ -599,7 +600,7 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
       )
     })
   append(page, [
-    tabs(slug, "agents"),
+    brandNav(slug, "agents"),
     nameInto(h("h1"), slug, (name) => `AI crawlers and agents · ${name}`),
     h("p", { class: "muted" }, "Which AI crawlers and agents fetch this brand's pages (server logs, log drains, the tracking tag). Filters apply to every figure; the address of this view can be shared."),
     controls,

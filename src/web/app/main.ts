@@ -4,16 +4,19 @@ import { isScreen, screenFor } from "./screens/index.js"
 import { append, clear, copyButton, formatDate, h } from "./dom.js"
 import { agentsPage } from "./agents.js"
 import { visibilityPage } from "./visibility.js"
-import { logSourcesPanel } from "./logSources.js"
+import { keysLink, logSourcesPanel } from "./logSources.js"
 import { ingestionHealthCard, webhooksPage } from "./webhooks.js"
 import { PLAN_FOR, planLabel, VERTICAL_LABELS, verticalLabel } from "./labels.js"
 import { checklist, drainUrl, startPage } from "./onboarding.js"
 import { accountBrands, emptyState, errorBox, forgetBrands, loadingState } from "./ui.js"
+import { safeReturn } from "./returnTo.js"
+import { slugFromName } from "../../brands/Slug.js"
 
 /**
  * The web application: one page, hash routes, the cookie session of the dashboard surface.
  * Routes: #/signin #/signup #/start #/brands #/brands/<slug>/actions #/brands/<slug>/agents #/brands/<slug>/visibility
- * #/settings/security/api-keys #/settings/webhooks #/catalog (the agent catalog; screens/catalog.ts)
+ * #/settings/security/api-keys #/settings/webhooks #/catalog (the agent catalog; screens/catalog.ts), and the brand screens of
+ * screens/index.ts. Signed out, any route shows the sign-in form and returns to that route once signed in.
  */
 
 const root = document.getElementById("app")!
@@ -74,8 +77,10 @@ const loadMe = async () => {
 // Sign up, sign in
 // ---------------------------------------------------------------------------
 
-const authPage = (mode: "signin" | "signup") => {
+/** `next`: the page asked for while signed out (safeReturn), where a successful sign-in or sign-up goes. */
+const authPage = (mode: "signin" | "signup", next: string | null) => {
   const message = h("div")
+  const carry = next === null ? "" : `?next=${encodeURIComponent(next)}`
   const email = h("input", { id: "email", type: "email", autocomplete: "email", required: true })
   const password = h("input", {
     id: "password",
@@ -100,7 +105,7 @@ const authPage = (mode: "signin" | "signup") => {
         }
         await loadMe()
         forgetBrands()
-        go("#/brands")
+        go(next ?? "#/brands")
       }
     },
     h("label", { for: "email" }, "Email"),
@@ -117,8 +122,8 @@ const authPage = (mode: "signin" | "signup") => {
     message,
     form,
     mode === "signup"
-      ? h("p", { class: "muted" }, "Already have an account? ", h("a", { href: "#/signin" }, "Sign in"))
-      : h("p", { class: "muted" }, "New here? ", h("a", { href: "#/signup" }, "Create an account"))
+      ? h("p", { class: "muted" }, "Already have an account? ", h("a", { href: `#/signin${carry}` }, "Sign in"))
+      : h("p", { class: "muted" }, "New here? ", h("a", { href: `#/signup${carry}` }, "Create an account"))
   )
 }
 
@@ -126,7 +131,9 @@ const authPage = (mode: "signin" | "signup") => {
 // Settings > Security > API keys
 // ---------------------------------------------------------------------------
 
-const keysPage = () => {
+/** `return`: the page that sent the person here to make a key (a log source's set-up), offered as the way back. */
+const keysPage = (params: URLSearchParams) => {
+  const back = safeReturn(params.get("return"))
   const page = h("div")
   const status = h("div")
   const created = h("div")
@@ -247,6 +254,7 @@ const keysPage = () => {
 
   append(page, [
     h("div", { class: "crumbs" }, "Settings › Security › API keys"),
+    back === null ? null : h("p", { class: "notice", id: "keys-return" }, "Made your key? ", h("a", { href: back }, "Go back to the set-up you came from"), "."),
     h("h1", null, "API keys"),
     h(
       "p",
@@ -366,27 +374,32 @@ const brandCard = (brand: Brand) => {
       h("a", { href: `#/brands/${brand.brand_slug}/actions` }, "What to fix first"),
       h("a", { href: `#/brands/${brand.brand_slug}/agents` }, "Agent dashboard"),
       h("a", { href: `#/brands/${brand.brand_slug}/visibility` }, "Visibility"),
+      h("a", { href: `#/brands/${brand.brand_slug}/attribution` }, "AI referrals"),
+      h("a", { href: `#/brands/${brand.brand_slug}/settings` }, "Settings, scan now, import"),
       h("a", { href: `#/start?brand=${brand.brand_slug}` }, "Set-up checklist")
     ),
     h("h3", null, "Site id"),
     h("p", null, h("code", { class: "site-id" }, brand.site_id), " ", copyButton(() => brand.site_id, "Copy", `Copy the site id of ${brand.brand_name}`)),
-    h("h3", null, "Log drain URL ", h("span", { class: "pill-plan" }, `${planLabel(PLAN_FOR.drain)} plan`)),
-    h("p", null, h("code", { class: "drain-url" }, url), " ", copyButton(() => url, "Copy", `Copy the log drain URL of ${brand.brand_name}`)),
+    // The drain URL only where the plan takes deliveries; otherwise the log sources below say which plan does.
     drainOk
-      ? h(
-        "p",
-        { class: "muted" },
-        "Paste this URL into your hosting platform's log drain and add the header ",
-        h("code", null, "Authorization: Bearer <API key>"),
-        "."
-      )
-      : h(
-        "p",
-        { class: "notice", id: `drain-plan-${brand.brand_slug}` },
-        `Log drains need the ${planLabel(PLAN_FOR.drain)} plan or higher; this account is on the ${planLabel(plan?.id ?? "free")} plan, so deliveries to this URL are refused until it is upgraded. `,
-        "The tracking tag on the agent dashboard works on every plan."
-      ),
-    logSourcesPanel(url, brand.site_id, entitled),
+      ? [
+        h("h3", null, "Log drain URL ", h("span", { class: "pill-plan" }, `${planLabel(PLAN_FOR.drain)} plan`)),
+        h("p", null, h("code", { class: "drain-url" }, url), " ", copyButton(() => url, "Copy", `Copy the log drain URL of ${brand.brand_name}`)),
+        h(
+          "p",
+          { class: "muted" },
+          "Paste this URL into your hosting platform's log drain and add the header ",
+          h("code", null, "Authorization: Bearer <API key>"),
+          " (",
+          keysLink(),
+          ")."
+        )
+      ]
+      : null,
+    logSourcesPanel(url, brand.site_id, entitled, false, {
+      email: me?.user.email ?? null,
+      tag: h("p", { "data-source": "Tracking tag" }, "Any plan: the tracking tag, copied from the ", h("a", { href: `#/brands/${brand.brand_slug}/agents` }, "agent dashboard"), ".")
+    }),
     h("details", null,
       h("summary", null, "Drain signing secret (optional)"),
       h("label", { for: secretId }, "Signing secret"),
@@ -403,6 +416,8 @@ const brandCard = (brand: Brand) => {
   )
 }
 
+const SLUG_HINT = "Made from the name; edit it if you like. Lowercase letters, digits, hyphens; it names the brand in URLs and the API."
+
 const brandsPage = (params: URLSearchParams) => {
   const page = h("div")
   const list = h("div", null, loadingState())
@@ -410,8 +425,23 @@ const brandsPage = (params: URLSearchParams) => {
   const status = h("div")
   const field = (id: string, label: string, input: HTMLElement, hint?: string) =>
     h("div", { class: "field" }, h("label", { for: id }, label), input, hint ? h("span", { class: "hint", id: `${id}-hint` }, hint) : null)
-  const slug = h("input", { id: "brand-slug", placeholder: "acme", pattern: "[a-z0-9-]+", required: true, "aria-describedby": "brand-slug-hint" })
+  const slug = h("input", { id: "brand-slug", placeholder: "acme", pattern: "[a-z0-9-]+", maxlength: 64, required: true, "aria-describedby": "brand-slug-hint" })
   const name = h("input", { id: "brand-name", placeholder: "Acme", required: true })
+  const slugHint = h("span", { class: "hint", id: "brand-slug-hint", "aria-live": "polite" }, SLUG_HINT)
+  // The slug follows the name as it is typed until the person edits it; emptied, it follows again.
+  let slugEdited = false
+  slug.addEventListener("input", () => {
+    slugEdited = slug.value !== ""
+    slugHint.textContent = SLUG_HINT
+  })
+  name.addEventListener("input", () => {
+    if (slugEdited) return
+    const derived = slugFromName(name.value)
+    slug.value = derived ?? ""
+    slugHint.textContent = derived !== null || name.value.trim() === ""
+      ? SLUG_HINT
+      : "This name has no Latin letters or digits to make a short name from: type one (for example the brand's name in Latin letters, or its website's name)."
+  })
   const domain = h("input", { id: "brand-domain", placeholder: "acme.com", required: true })
   const vertical = h("select", { id: "brand-vertical" }, Object.entries(VERTICAL_LABELS).map(([v, label]) => h("option", { value: v }, label)))
 
@@ -446,12 +476,13 @@ const brandsPage = (params: URLSearchParams) => {
         })
         if (!result.ok) return append(status, [errorBox(`The brand was not added. ${describeError(result.error)}`)])
         slug.value = name.value = domain.value = ""
+        slugEdited = false
         await refresh()
       }
     },
     field("brand-name", "Name", name),
     field("brand-domain", "Website", domain),
-    field("brand-slug", "Short name (slug)", slug, "lowercase letters, digits, hyphens; used in URLs and the API"),
+    h("div", { class: "field" }, h("label", { for: "brand-slug" }, "Short name (slug)"), slug, slugHint),
     field("brand-vertical", "Industry", vertical),
     h("div", { class: "field" }, h("button", { type: "submit", id: "create-brand" }, "Add brand"))
   )
@@ -505,16 +536,18 @@ const render = async () => {
   if (parts[0] !== "signin" && parts[0] !== "signup" && me === null) await loadMe()
   clear(root)
   let page: HTMLElement
-  if (parts[0] === "signup") page = authPage("signup")
-  else if (parts[0] === "signin" || me === null) page = authPage("signin")
+  // The page asked for: from ?next= on the sign-in pages, else the route itself when it needs a session.
+  const next = parts[0] === "signin" || parts[0] === "signup" ? safeReturn(params.get("next")) : safeReturn(location.hash)
+  if (parts[0] === "signup") page = authPage("signup", next)
+  else if (parts[0] === "signin" || me === null) page = authPage("signin", next)
   else if (parts[0] === "start") page = startPage(me, await accountBrands(), params)
   else if (parts[0] === "settings" && parts[1] === "webhooks") page = webhooksPage()
-  else if (parts[0] === "settings") page = keysPage()
+  else if (parts[0] === "settings") page = keysPage(params)
   else if (parts[0] === "brands" && parts[1] && parts[2] === "agents") page = agentsPage(parts[1], params)
   else if (isScreen(parts)) page = screenFor(parts, params)
   else if (parts[0] === "brands" && parts[1] && parts[2] === "visibility") page = visibilityPage(parts[1], params)
   else page = brandsPage(params)
-  const title = TITLES.find(([pattern]) => pattern.test(parts.join("/")))?.[1] ?? "Brands"
+  const title = me === null && parts[0] !== "signup" ? "Sign in" : TITLES.find(([pattern]) => pattern.test(parts.join("/")))?.[1] ?? "Brands"
   document.title = `${title} · AI Visibility`
   append(root, [header(), h("main", { tabindex: -1 }, me === null ? null : await fillNotice(), page)])
 }

@@ -165,16 +165,20 @@ export const checklist = (me: Me, brands: ReadonlyArray<Brand>, chosen: string |
                 : `your ${planName} plan includes neither, so start with the tracking tag below (any plan).`
             ),
             h("p", null, "Site id: ", h("code", null, brand.site_id), " ", copyButton(() => brand.site_id, "Copy", "Copy the site id")),
-            logSourcesPanel(drainUrl(brand.site_id), brand.site_id, { plan: plan.id, drain: drainOk, batch: batchOk }, !compact && !progress.logs),
-            state?.tag
-              ? h(
-                "details",
-                null,
-                h("summary", null, "Tracking tag (any plan): for agents that run JavaScript"),
-                h("pre", null, state.tag),
-                copyButton(() => state.tag ?? "", "Copy", "Copy the tracking tag")
-              )
-              : null
+            // The source every plan can use leads; the others follow, the locked ones as one short list per plan.
+            logSourcesPanel(drainUrl(brand.site_id), brand.site_id, { plan: plan.id, drain: drainOk, batch: batchOk }, !compact && !progress.logs, {
+              email: me.user.email,
+              tag: state?.tag
+                ? h(
+                  "div",
+                  { "data-source": "Tracking tag" },
+                  h("h3", null, "Tracking tag ", h("span", { class: "pill-plan" }, "any plan")),
+                  h("p", { class: "muted" }, "Paste it into your site's pages: it counts the AI agents that run JavaScript and the visitors AI answers send."),
+                  h("pre", null, state.tag),
+                  copyButton(() => state.tag ?? "", "Copy", "Copy the tracking tag")
+                )
+                : h("p", null, "Any plan: the tracking tag, copied from the ", h("a", { href: `#/brands/${slug}/agents` }, "agent dashboard"), ".")
+            })
           )
           : h("p", { class: "muted" }, "Add a brand first: the instructions are filled in with its site id.")
       ),
@@ -187,12 +191,17 @@ export const checklist = (me: Me, brands: ReadonlyArray<Brand>, chosen: string |
         h(
           "p",
           null,
-          "The server asks ChatGPT, Perplexity, Gemini and the others your prompts on a schedule once its operator has configured their keys; ",
-          "answers you collected elsewhere can be imported with ",
-          h("code", null, `bun run cli import ${slug || "<brand>"} answers.ndjson --email ${me.user.email}`),
-          "."
+          `The server asks ChatGPT, Perplexity, Gemini and the others your prompts every ${brand?.scan_frequency_hours ?? "few"} hours (your ${planName} plan), `,
+          "on the engines its operator has configured. On the brand's Settings you can ask for a scan now (paid plans) and import answers you collected elsewhere (any plan)."
         ),
-        brand ? h("p", null, h("a", { href: `#/brands/${slug}/visibility` }, "See the last scan")) : null
+        brand
+          ? h(
+            "p",
+            { class: "actions" },
+            h("a", { href: `#/brands/${slug}/settings` }, "Scan now or import answers"),
+            h("a", { href: `#/brands/${slug}/visibility` }, "See the last scan")
+          )
+          : null
       ),
       step(
         progress.data,

@@ -1,5 +1,6 @@
 import { get, type IndustryMetricsResponse, type ModelResponse, type ScanStatusResponse, type SnapshotsResponse } from "./api.js"
-import { tabs, unavailable } from "./agents.js"
+import { unavailable } from "./agents.js"
+import { brandNav } from "./screens/nav.js"
 import { chart, PALETTE } from "./charts.js"
 import { append, clear, formatDate, formatNumber, formatPercent, h } from "./dom.js"
 import { engineLabel, RANGES, rangeLabel } from "./labels.js"
@@ -174,8 +175,8 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
       ),
       rows.length === 0
         ? emptyState(
-          "No scan has run for this brand yet. The server asks the answer engines your monitored prompts once its operator has configured the engines' keys; answers collected elsewhere can be imported.",
-          h("a", { href: `#/start?brand=${slug}` }, "See the set-up steps")
+          "No scan has run for this brand yet. Ask for one now, or import answers you collected elsewhere, on the brand's Settings.",
+          h("a", { href: `#/brands/${slug}/settings` }, "Scan now or import answers")
         )
         : tableWrap(h(
           "table",
@@ -203,7 +204,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
   return h(
     "div",
     { id: "visibility-page" },
-    tabs(slug, "visibility"),
+    brandNav(slug, "visibility"),
     nameInto(h("h1"), slug, (name) => `Visibility in AI answers · ${name}`),
     h("p", { class: "muted" }, "How often AI answer engines mention this brand and its competitors, with 95% intervals: a change marked n.s. is within the noise."),
     h("p", { class: "muted", id: "interval-meaning" }, INTERVAL_MEANING),

@@ -1,4 +1,5 @@
 import { actionsScreen } from "./actions.js"
+import { attributionScreen } from "./attribution.js"
 import { catalogScreen } from "./catalog.js"
 import { citationsScreen } from "./citations.js"
 import { competitorsScreen } from "./competitors.js"
@@ -7,6 +8,7 @@ import { mentionsScreen } from "./mentions.js"
 import { portfolioScreen } from "./portfolio.js"
 import { promptsScreen } from "./prompts.js"
 import { rankingScreen } from "./ranking.js"
+import { searchPerformanceScreen } from "./searchPerformance.js"
 import { settingsScreen } from "./settings.js"
 import { topicsScreen } from "./topics.js"
 
@@ -20,7 +22,9 @@ const BRAND: Readonly<Record<string, (slug: string, params: URLSearchParams) => 
   citations: citationsScreen,
   fanouts: fanoutsScreen,
   topics: topicsScreen,
-  ranking: rankingScreen
+  ranking: rankingScreen,
+  attribution: attributionScreen,
+  "search-performance": searchPerformanceScreen
 }
 
 /** Whether a route (its path segments) is one of these screens. */
