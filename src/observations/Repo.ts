@@ -242,6 +242,12 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
     string,
     { o: StoredObservation; day: string; entityId: number; domain: string; bucket: string; citations: number; observations: number }
   >()
+  // migrations/0019: the same per prompt (the gap of one topic).
+  const promptDomain = new Map<
+    string,
+    { o: StoredObservation; day: string; domain: string; bucket: string; competitorObs: number; brandObs: number }
+  >()
+  const promptDomainEntity = new Map<string, { o: StoredObservation; day: string; entityId: number; domain: string; observations: number }>()
   for (const o of rows) {
     const day = isoDay(o.observedAt)
     const a = o.analysis
@@ -284,10 +290,29 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
         if (first) e.observations++
         domainEntity.set(ekey, e)
       }
+      if (!first) continue
+      const pkey = `${o.brandId}|${day}|${o.promptId}|${o.region}|${c.domain}`
+      const pd = promptDomain.get(pkey) ?? { o, day, domain: c.domain, bucket: c.bucket, competitorObs: 0, brandObs: 0 }
+      if (a.mentionedCompetitors > 0) pd.competitorObs++
+      if (a.brandMentioned) pd.brandObs++
+      promptDomain.set(pkey, pd)
+      for (const entityId of competitors) {
+        const ekey = `${pkey}|${entityId}`
+        const e = promptDomainEntity.get(ekey) ?? { o, day, entityId, domain: c.domain, observations: 0 }
+        e.observations++
+        promptDomainEntity.set(ekey, e)
+      }
     }
   }
   const sorted = <A>(map: Map<string, A>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v)
-  return { prompt: sorted(prompt), promptEntity: sorted(promptEntity), domain: sorted(domain), domainEntity: sorted(domainEntity) }
+  return {
+    prompt: sorted(prompt),
+    promptEntity: sorted(promptEntity),
+    domain: sorted(domain),
+    domainEntity: sorted(domainEntity),
+    promptDomain: sorted(promptDomain),
+    promptDomainEntity: sorted(promptDomainEntity)
+  }
 }
 
 export const ObservationsRepoLive = Layer.effect(
@@ -432,10 +457,10 @@ export const ObservationsRepoLive = Layer.effect(
         yield* addReadRollups(rows)
       })
 
-    /** The rollups of migrations/0004. */
+    /** The rollups of migrations/0004 and 0019. */
     const addReadRollups = (rows: ReadonlyArray<StoredObservation>) =>
       Effect.gen(function*() {
-        const { domain, domainEntity, prompt, promptEntity } = readRollups(rows)
+        const { domain, domainEntity, prompt, promptDomain, promptDomainEntity, promptEntity } = readRollups(rows)
         if (prompt.length > 0) {
           yield* sql`
             insert into prompt_daily (account_id, brand_id, day, prompt_id, responses, entity_mentions, entity_mentions_sq, entity_observations)
@@ -493,6 +518,28 @@ export const ObservationsRepoLive = Layer.effect(
             on conflict (account_id, brand_id, entity_id, day, region, domain) do update set
               citations = domain_entity_daily.citations + excluded.citations,
               observations = domain_entity_daily.observations + excluded.observations`
+        }
+        if (promptDomain.length > 0) {
+          yield* sql`
+            insert into prompt_domain_daily (account_id, brand_id, day, region, prompt_id, domain, bucket, competitor_observations, brand_observations)
+            select * from unnest(${promptDomain.map((d) => d.o.accountId)}::bigint[], ${promptDomain.map((d) => d.o.brandId)}::int[],
+                                 ${promptDomain.map((d) => d.day)}::date[], ${promptDomain.map((d) => d.o.region)}::text[],
+                                 ${promptDomain.map((d) => d.o.promptId)}::uuid[], ${promptDomain.map((d) => d.domain)}::text[],
+                                 ${promptDomain.map((d) => d.bucket)}::text[], ${promptDomain.map((d) => d.competitorObs)}::int[],
+                                 ${promptDomain.map((d) => d.brandObs)}::int[])
+            on conflict (account_id, brand_id, day, prompt_id, region, domain) do update set
+              competitor_observations = prompt_domain_daily.competitor_observations + excluded.competitor_observations,
+              brand_observations = prompt_domain_daily.brand_observations + excluded.brand_observations`
+        }
+        if (promptDomainEntity.length > 0) {
+          yield* sql`
+            insert into prompt_domain_entity_daily (account_id, brand_id, entity_id, day, region, prompt_id, domain, observations)
+            select * from unnest(${promptDomainEntity.map((d) => d.o.accountId)}::bigint[], ${promptDomainEntity.map((d) => d.o.brandId)}::int[],
+                                 ${promptDomainEntity.map((d) => d.entityId)}::int[], ${promptDomainEntity.map((d) => d.day)}::date[],
+                                 ${promptDomainEntity.map((d) => d.o.region)}::text[], ${promptDomainEntity.map((d) => d.o.promptId)}::uuid[],
+                                 ${promptDomainEntity.map((d) => d.domain)}::text[], ${promptDomainEntity.map((d) => d.observations)}::int[])
+            on conflict (account_id, brand_id, day, prompt_id, region, domain, entity_id) do update set
+              observations = prompt_domain_entity_daily.observations + excluded.observations`
         }
       })
 
@@ -554,6 +601,8 @@ export const ObservationsRepoLive = Layer.effect(
           yield* sql`delete from prompt_entity_daily where account_id = ${accountId} and brand_id = ${brandId}`
           yield* sql`delete from domain_daily where account_id = ${accountId} and brand_id = ${brandId}`
           yield* sql`delete from domain_entity_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from prompt_domain_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from prompt_domain_entity_daily where account_id = ${accountId} and brand_id = ${brandId}`
           yield* sql`delete from observations where account_id = ${accountId} and brand_id = ${brandId}`
         }).pipe(sql.withTransaction, Effect.orDie),
       count: (accountId, brandId) =>
