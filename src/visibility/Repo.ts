@@ -377,9 +377,12 @@ export const VisibilityRepoLive = Layer.effect(
                  (count(*) filter (where a.day >= ${p.from}::date and m.sentiment_label = 'positive'))::int as positive,
                  (count(*) filter (where a.day >= ${p.from}::date and m.sentiment_label = 'neutral'))::int as neutral,
                  (count(*) filter (where a.day >= ${p.from}::date and m.sentiment_label = 'negative'))::int as negative
-          from mentions m join answers a on a.id = m.observation_id
-          where m.account_id = ${accountId} and m.brand_id = ${brandId} and m.day between ${p.prevFrom}::date and ${p.to}::date
-            and m.observation_id in (select id from answers)
+          from answers a
+          -- Each answer's own mentions by the observation index: a few per answer, whatever the statistics say.
+          cross join lateral (
+            select competitor_id, rank, sentiment_label from mentions
+            where account_id = ${accountId} and observation_id = a.id
+          ) m
           group by coalesce(m.competitor_id, 0)`.pipe(rows(EntityPeriodTotals)),
         population: sql`
           with answers as materialized (${answers})
