@@ -262,9 +262,8 @@ export interface VisibilityRepoShape {
     scope: Scope
   ) => Effect.Effect<{ readonly entities: ReadonlyArray<EntityPeriodTotals>; readonly population: PopulationTotals }>
   /**
-   * The same over the observations of the prompts with one topic. Every region and engine: from the prompt
-   * rollups; an engine or region in the scope: from the stored answers and their mentions (the prompt
-   * rollups hold neither), within one brand, one topic and at most twice the 90 days of a range.
+   * The same over the observations of the prompts with one topic: every region and engine from the prompt
+   * rollups (0004), an engine or region in the scope from those per engine and region (0019); every language.
    */
   readonly topicEntityTotals: (
     accountId: number,
@@ -348,53 +347,44 @@ export const VisibilityRepoLive = Layer.effect(
         sql`true`
       ])
 
-    /** Region, language and engine conditions of a scope on the observations (alias o). */
-    const scopedAnswers = (scope: Scope) =>
-      sql.and([
-        ...(scope.region === null ? [] : [sql`o.region = ${scope.region}`]),
-        ...(scope.language === null ? [] : [sql`o.language = ${scope.language}`]),
-        ...(scope.engine === null ? [] : [sql`o.engine = ${scope.engine}`]),
-        sql`true`
-      ])
-
-    /** topicEntityTotals in a scope, summed from the answers and their mentions (the sums of the rollups, by definition). */
+    /**
+     * topicEntityTotals with an engine or region: the prompt rollups per engine and region (migrations/0019).
+     * They hold no language: a scope with a language is not asked of them (the ranking passes none).
+     */
     const scopedTopicTotals = (accountId: number, brandId: number, p: Period, topic: string, scope: Scope) => {
-      const answers = sql`
-        select o.id, o.day, (case when o.brand_mentioned then 1 else 0 end + o.mentioned_competitors) as m
-        from observations o
-        where o.account_id = ${accountId} and o.brand_id = ${brandId} and o.day between ${p.prevFrom}::date and ${p.to}::date
-          and ${scopedAnswers(scope)}
-          and o.prompt_id in (select id from prompts where account_id = ${accountId} and brand_id = ${brandId} and topic = ${topic})`
+      const where = sql.and([
+        sql`r.account_id = ${accountId}`,
+        sql`r.brand_id = ${brandId}`,
+        sql`r.day between ${p.prevFrom}::date and ${p.to}::date`,
+        sql`r.prompt_id in (select id from prompts where account_id = ${accountId} and brand_id = ${brandId} and topic = ${topic})`,
+        ...(scope.region === null ? [] : [sql`r.region = ${scope.region}`]),
+        ...(scope.engine === null ? [] : [sql`r.engine = ${scope.engine}`])
+      ])
       return Effect.all({
         entities: sql`
-          with answers as materialized (${answers})
-          select coalesce(m.competitor_id, 0)::int as "entityId",
-                 (count(*) filter (where a.day >= ${p.from}::date))::int as mentions,
-                 (count(*) filter (where a.day < ${p.from}::date))::int as "prevMentions",
-                 coalesce(sum(a.m) filter (where a.day >= ${p.from}::date), 0)::int as "coMentions",
-                 coalesce(sum(a.m) filter (where a.day < ${p.from}::date), 0)::int as "prevCoMentions",
-                 coalesce(sum(m.rank) filter (where a.day >= ${p.from}::date), 0)::int as "rankSum",
-                 (count(*) filter (where a.day >= ${p.from}::date and m.sentiment_label = 'positive'))::int as positive,
-                 (count(*) filter (where a.day >= ${p.from}::date and m.sentiment_label = 'neutral'))::int as neutral,
-                 (count(*) filter (where a.day >= ${p.from}::date and m.sentiment_label = 'negative'))::int as negative
-          from answers a
-          -- Each answer's own mentions by the observation index: a few per answer, whatever the statistics say.
-          cross join lateral (
-            select competitor_id, rank, sentiment_label from mentions
-            where account_id = ${accountId} and observation_id = a.id
-          ) m
-          group by coalesce(m.competitor_id, 0)`.pipe(rows(EntityPeriodTotals)),
+          select r.entity_id as "entityId",
+                 coalesce(sum(r.mentions) filter (where r.day >= ${p.from}::date), 0)::int as mentions,
+                 coalesce(sum(r.mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevMentions",
+                 coalesce(sum(r.co_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "coMentions",
+                 coalesce(sum(r.co_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevCoMentions",
+                 coalesce(sum(r.rank_sum) filter (where r.day >= ${p.from}::date), 0)::int as "rankSum",
+                 coalesce(sum(r.positive) filter (where r.day >= ${p.from}::date), 0)::int as positive,
+                 coalesce(sum(r.neutral) filter (where r.day >= ${p.from}::date), 0)::int as neutral,
+                 coalesce(sum(r.negative) filter (where r.day >= ${p.from}::date), 0)::int as negative
+          from prompt_entity_scope_daily r
+          where ${where}
+          group by r.entity_id`.pipe(rows(EntityPeriodTotals)),
         population: sql`
-          with answers as materialized (${answers})
-          select (count(*) filter (where day >= ${p.from}::date))::int as responses,
-                 (count(*) filter (where day < ${p.from}::date))::int as "prevResponses",
-                 coalesce(sum(m) filter (where day >= ${p.from}::date), 0)::int as "entityMentions",
-                 coalesce(sum(m * m) filter (where day >= ${p.from}::date), 0)::int as "entityMentionsSq",
-                 coalesce(sum(m) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentions",
-                 coalesce(sum(m * m) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
-                 (count(*) filter (where day >= ${p.from}::date and m > 0))::int as "entityObservations",
-                 (count(*) filter (where day < ${p.from}::date and m > 0))::int as "prevEntityObservations"
-          from answers`.pipe(firstRow(PopulationTotals))
+          select coalesce(sum(r.responses) filter (where r.day >= ${p.from}::date), 0)::int as responses,
+                 coalesce(sum(r.responses) filter (where r.day < ${p.from}::date), 0)::int as "prevResponses",
+                 coalesce(sum(r.entity_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentions",
+                 coalesce(sum(r.entity_mentions_sq) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentionsSq",
+                 coalesce(sum(r.entity_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentions",
+                 coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
+                 coalesce(sum(r.entity_observations) filter (where r.day >= ${p.from}::date), 0)::int as "entityObservations",
+                 coalesce(sum(r.entity_observations) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityObservations"
+          from prompt_scope_daily r
+          where ${where}`.pipe(firstRow(PopulationTotals))
       }, { concurrency: "unbounded" }).pipe(
         Effect.map(({ entities, population }) => ({ entities, population: Option.getOrElse(population, () => NO_POPULATION) })),
         Effect.orDie
@@ -570,7 +560,7 @@ export const VisibilityRepoLive = Layer.effect(
         ),
 
       topicEntityTotals: (accountId, brandId, p, topic, scope) =>
-        scope.engine !== null || scope.region !== null || scope.language !== null
+        scope.engine !== null || scope.region !== null
           ? scopedTopicTotals(accountId, brandId, p, topic, scope)
           : Effect.all({
           entities: sql`

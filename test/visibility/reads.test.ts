@@ -853,7 +853,13 @@ for (const backend of databaseBackends()) {
       it("the rollups of migrations/0019 equal a recomputation from the raw rows", async () => {
         const tables: Array<[string, string, string]> = [
           ["prompt_domain_daily", "brand_id, day, region, prompt_id, domain, bucket, competitor_observations, brand_observations", "brand_id, day, prompt_id, region, domain"],
-          ["prompt_domain_entity_daily", "brand_id, entity_id, day, region, prompt_id, domain, observations", "brand_id, day, prompt_id, region, domain, entity_id"]
+          ["prompt_domain_entity_daily", "brand_id, entity_id, day, region, prompt_id, domain, observations", "brand_id, day, prompt_id, region, domain, entity_id"],
+          ["prompt_scope_daily", "brand_id, day, prompt_id, engine, region, responses, entity_mentions, entity_mentions_sq, entity_observations", "brand_id, day, prompt_id, engine, region"],
+          [
+            "prompt_entity_scope_daily",
+            "brand_id, entity_id, day, prompt_id, engine, region, mentions, co_mentions, rank_sum, positive, neutral, negative",
+            "brand_id, day, prompt_id, engine, region, entity_id"
+          ]
         ]
         const migration = await Bun.file(new URL("../../migrations/0019_prompt_domain_rollups.sql", import.meta.url)).text()
         const backfill = migration.slice(migration.indexOf("-- Backfill"))
