@@ -244,6 +244,21 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
     string,
     { o: StoredObservation; day: string; entityId: number; domain: string; bucket: string; citations: number; observations: number }
   >()
+  // migrations/0019: the same per prompt (the gap of one topic).
+  const promptDomain = new Map<
+    string,
+    { o: StoredObservation; day: string; domain: string; bucket: string; competitorObs: number; brandObs: number }
+  >()
+  const promptDomainEntity = new Map<string, { o: StoredObservation; day: string; entityId: number; domain: string; observations: number }>()
+  // migrations/0019: prompt_daily and prompt_entity_daily per engine and region too (a topic's share in a scope).
+  const promptScope = new Map<
+    string,
+    { o: StoredObservation; day: string; responses: number; entityMentions: number; entityMentionsSq: number; entityObservations: number }
+  >()
+  const promptEntityScope = new Map<
+    string,
+    { o: StoredObservation; day: string; entityId: number; mentions: number; coMentions: number; rankSum: number; positive: number; neutral: number; negative: number }
+  >()
   for (const o of rows) {
     const day = isoDay(o.observedAt)
     const a = o.analysis
@@ -255,6 +270,13 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
     p.entityMentionsSq += entities * entities
     if (entities > 0) p.entityObservations++
     prompt.set(promptKey, p)
+    const scopeKey = `${promptKey}|${o.engine}|${o.region}`
+    const ps = promptScope.get(scopeKey) ?? { o, day, responses: 0, entityMentions: 0, entityMentionsSq: 0, entityObservations: 0 }
+    ps.responses++
+    ps.entityMentions += entities
+    ps.entityMentionsSq += entities * entities
+    if (entities > 0) ps.entityObservations++
+    promptScope.set(scopeKey, ps)
     for (const m of a.mentions) {
       const entityId = m.competitorId ?? 0
       const key = `${o.brandId}|${entityId}|${promptKey}`
@@ -267,6 +289,13 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
       if (a.brandMentioned) e.withBrand++
       e[m.label]++
       promptEntity.set(key, e)
+      const skey = `${scopeKey}|${entityId}`
+      const se = promptEntityScope.get(skey) ?? { o, day, entityId, mentions: 0, coMentions: 0, rankSum: 0, positive: 0, neutral: 0, negative: 0 }
+      se.mentions++
+      se.coMentions += entities
+      se.rankSum += m.rank
+      se[m.label]++
+      promptEntityScope.set(skey, se)
     }
     const seen = new Set<string>()
     const competitors = a.mentions.filter((m) => m.competitorId !== null).map((m) => m.competitorId!)
@@ -286,10 +315,31 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
         if (first) e.observations++
         domainEntity.set(ekey, e)
       }
+      if (!first) continue
+      const pkey = `${o.brandId}|${day}|${o.promptId}|${o.region}|${c.domain}`
+      const pd = promptDomain.get(pkey) ?? { o, day, domain: c.domain, bucket: c.bucket, competitorObs: 0, brandObs: 0 }
+      if (a.mentionedCompetitors > 0) pd.competitorObs++
+      if (a.brandMentioned) pd.brandObs++
+      promptDomain.set(pkey, pd)
+      for (const entityId of competitors) {
+        const ekey = `${pkey}|${entityId}`
+        const e = promptDomainEntity.get(ekey) ?? { o, day, entityId, domain: c.domain, observations: 0 }
+        e.observations++
+        promptDomainEntity.set(ekey, e)
+      }
     }
   }
   const sorted = <A>(map: Map<string, A>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v)
-  return { prompt: sorted(prompt), promptEntity: sorted(promptEntity), domain: sorted(domain), domainEntity: sorted(domainEntity) }
+  return {
+    prompt: sorted(prompt),
+    promptEntity: sorted(promptEntity),
+    domain: sorted(domain),
+    domainEntity: sorted(domainEntity),
+    promptDomain: sorted(promptDomain),
+    promptDomainEntity: sorted(promptDomainEntity),
+    promptScope: sorted(promptScope),
+    promptEntityScope: sorted(promptEntityScope)
+  }
 }
 
 export const ObservationsRepoLive = Layer.effect(
@@ -434,10 +484,10 @@ export const ObservationsRepoLive = Layer.effect(
         yield* addReadRollups(rows)
       })
 
-    /** The rollups of migrations/0004. */
+    /** The rollups of migrations/0004 and 0019. */
     const addReadRollups = (rows: ReadonlyArray<StoredObservation>) =>
       Effect.gen(function*() {
-        const { domain, domainEntity, prompt, promptEntity } = readRollups(rows)
+        const { domain, domainEntity, prompt, promptDomain, promptDomainEntity, promptEntity, promptEntityScope, promptScope } = readRollups(rows)
         if (prompt.length > 0) {
           yield* sql`
             insert into prompt_daily (account_id, brand_id, day, prompt_id, responses, entity_mentions, entity_mentions_sq, entity_observations)
@@ -495,6 +545,64 @@ export const ObservationsRepoLive = Layer.effect(
             on conflict (account_id, brand_id, entity_id, day, region, domain) do update set
               citations = domain_entity_daily.citations + excluded.citations,
               observations = domain_entity_daily.observations + excluded.observations`
+        }
+        if (promptDomain.length > 0) {
+          yield* sql`
+            insert into prompt_domain_daily (account_id, brand_id, day, region, prompt_id, domain, bucket, competitor_observations, brand_observations)
+            select * from unnest(${promptDomain.map((d) => d.o.accountId)}::bigint[], ${promptDomain.map((d) => d.o.brandId)}::int[],
+                                 ${promptDomain.map((d) => d.day)}::date[], ${promptDomain.map((d) => d.o.region)}::text[],
+                                 ${promptDomain.map((d) => d.o.promptId)}::uuid[], ${promptDomain.map((d) => d.domain)}::text[],
+                                 ${promptDomain.map((d) => d.bucket)}::text[], ${promptDomain.map((d) => d.competitorObs)}::int[],
+                                 ${promptDomain.map((d) => d.brandObs)}::int[])
+            on conflict (account_id, brand_id, day, prompt_id, region, domain) do update set
+              competitor_observations = prompt_domain_daily.competitor_observations + excluded.competitor_observations,
+              brand_observations = prompt_domain_daily.brand_observations + excluded.brand_observations`
+        }
+        if (promptDomainEntity.length > 0) {
+          yield* sql`
+            insert into prompt_domain_entity_daily (account_id, brand_id, entity_id, day, region, prompt_id, domain, observations)
+            select * from unnest(${promptDomainEntity.map((d) => d.o.accountId)}::bigint[], ${promptDomainEntity.map((d) => d.o.brandId)}::int[],
+                                 ${promptDomainEntity.map((d) => d.entityId)}::int[], ${promptDomainEntity.map((d) => d.day)}::date[],
+                                 ${promptDomainEntity.map((d) => d.o.region)}::text[], ${promptDomainEntity.map((d) => d.o.promptId)}::uuid[],
+                                 ${promptDomainEntity.map((d) => d.domain)}::text[], ${promptDomainEntity.map((d) => d.observations)}::int[])
+            on conflict (account_id, brand_id, day, prompt_id, region, domain, entity_id) do update set
+              observations = prompt_domain_entity_daily.observations + excluded.observations`
+        }
+        if (promptScope.length > 0) {
+          const r = promptScope
+          yield* sql`
+            insert into prompt_scope_daily (account_id, brand_id, day, prompt_id, engine, region, responses, entity_mentions,
+                                            entity_mentions_sq, entity_observations)
+            select * from unnest(${r.map((d) => d.o.accountId)}::bigint[], ${r.map((d) => d.o.brandId)}::int[],
+                                 ${r.map((d) => d.day)}::date[], ${r.map((d) => d.o.promptId)}::uuid[],
+                                 ${r.map((d) => d.o.engine)}::text[], ${r.map((d) => d.o.region)}::text[],
+                                 ${r.map((d) => d.responses)}::int[], ${r.map((d) => d.entityMentions)}::int[],
+                                 ${r.map((d) => d.entityMentionsSq)}::int[], ${r.map((d) => d.entityObservations)}::int[])
+            on conflict (account_id, brand_id, day, prompt_id, engine, region) do update set
+              responses = prompt_scope_daily.responses + excluded.responses,
+              entity_mentions = prompt_scope_daily.entity_mentions + excluded.entity_mentions,
+              entity_mentions_sq = prompt_scope_daily.entity_mentions_sq + excluded.entity_mentions_sq,
+              entity_observations = prompt_scope_daily.entity_observations + excluded.entity_observations`
+        }
+        if (promptEntityScope.length > 0) {
+          const r = promptEntityScope
+          yield* sql`
+            insert into prompt_entity_scope_daily (account_id, brand_id, entity_id, day, prompt_id, engine, region, mentions, co_mentions,
+                                                   rank_sum, positive, neutral, negative)
+            select * from unnest(${r.map((d) => d.o.accountId)}::bigint[], ${r.map((d) => d.o.brandId)}::int[],
+                                 ${r.map((d) => d.entityId)}::int[], ${r.map((d) => d.day)}::date[],
+                                 ${r.map((d) => d.o.promptId)}::uuid[], ${r.map((d) => d.o.engine)}::text[],
+                                 ${r.map((d) => d.o.region)}::text[], ${r.map((d) => d.mentions)}::int[],
+                                 ${r.map((d) => d.coMentions)}::int[], ${r.map((d) => d.rankSum)}::int[],
+                                 ${r.map((d) => d.positive)}::int[], ${r.map((d) => d.neutral)}::int[],
+                                 ${r.map((d) => d.negative)}::int[])
+            on conflict (account_id, brand_id, day, prompt_id, engine, region, entity_id) do update set
+              mentions = prompt_entity_scope_daily.mentions + excluded.mentions,
+              co_mentions = prompt_entity_scope_daily.co_mentions + excluded.co_mentions,
+              rank_sum = prompt_entity_scope_daily.rank_sum + excluded.rank_sum,
+              positive = prompt_entity_scope_daily.positive + excluded.positive,
+              neutral = prompt_entity_scope_daily.neutral + excluded.neutral,
+              negative = prompt_entity_scope_daily.negative + excluded.negative`
         }
       })
 
@@ -556,6 +664,10 @@ export const ObservationsRepoLive = Layer.effect(
           yield* sql`delete from prompt_entity_daily where account_id = ${accountId} and brand_id = ${brandId}`
           yield* sql`delete from domain_daily where account_id = ${accountId} and brand_id = ${brandId}`
           yield* sql`delete from domain_entity_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from prompt_domain_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from prompt_domain_entity_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from prompt_scope_daily where account_id = ${accountId} and brand_id = ${brandId}`
+          yield* sql`delete from prompt_entity_scope_daily where account_id = ${accountId} and brand_id = ${brandId}`
           yield* sql`delete from observations where account_id = ${accountId} and brand_id = ${brandId}`
         }).pipe(sql.withTransaction, Effect.orDie),
       count: (accountId, brandId) =>

@@ -383,13 +383,16 @@ export const CompetitorNamePath = Schema.Struct({
     Schema.minLength(1),
     Schema.maxLength(200),
     Schema.annotations({
-      description: "A tracked competitor of the primary brand (case-insensitive)",
+      description: "A tracked competitor of the brand parameter, else of the primary brand (case-insensitive)",
       message: () => ({ message: "must be a non-empty string of at most 200 characters", override: true })
     })
   )
 })
 
-export const CompetitorCitationsUrlParams = RangeUrlParams
+/** The brand whose competitor is read: absent = the primary brand (as before the parameter existed). */
+const competitorBrand = brandSelector("Brand slug whose tracked competitor this is; default the account's primary brand (the earliest added)")
+
+export const CompetitorCitationsUrlParams = Schema.Struct({ range: RangeParam, brand: competitorBrand })
 
 export const CompetitorCitationsResponse = Schema.Struct({
   competitor: Str("The competitor's name as tracked"),
@@ -400,7 +403,7 @@ export const CompetitorCitationsResponse = Schema.Struct({
   total_citations: Count("Citation URLs in those observations")
 }).annotations({ identifier: "CompetitorCitationsResponse" })
 
-export const CompetitorPromptsUrlParams = RangeUrlParams
+export const CompetitorPromptsUrlParams = Schema.Struct({ range: RangeParam, brand: competitorBrand })
 
 export const CompetitorPrompt = Schema.Struct({
   prompt_id: Count("Integer id of the monitored prompt (the same id as in fan-out groups)"),
@@ -454,6 +457,22 @@ export const GapResponse = Schema.Struct({
   count: Count("Domains in this response")
 }).annotations({ identifier: "GapResponse" })
 
+/** A region filter whose absence means every region (the gap, the ranking): alpha-2, any case, or empty. */
+const allRegionsFilter = Schema.String.pipe(
+  Schema.pattern(/^([A-Za-z]{2})?$/),
+  Schema.annotations({
+    description: "ISO-3166-1 alpha-2 region, case-insensitive; empty or absent = all regions",
+    message: () => "must be an ISO-3166-1 alpha-2 code or empty"
+  })
+)
+
+/** An engine filter: exact slug, empty or absent = every engine. */
+const engineFilter = Schema.String.annotations({
+  description:
+    "Engine slug, matched exactly (chatgpt, perplexity, gemini, claude, copilot, grok, deepseek, ai_overview, ai_mode); " +
+    "empty or absent = every engine; any other value returns an empty result, not an error"
+})
+
 export const IndustryRankingUrlParams = Schema.Struct({
   range: RangeParam,
   topic: Schema.optional(
@@ -461,7 +480,9 @@ export const IndustryRankingUrlParams = Schema.Struct({
       description: "Exact topic of a monitored prompt: only observations of prompts with this topic; absent = all"
     })
   ),
-  brand: brandSelector("Brand slug; default the account's primary brand (the earliest added)")
+  brand: brandSelector("Brand slug; default the account's primary brand (the earliest added)"),
+  engine: Schema.optional(engineFilter),
+  region: Schema.optional(allRegionsFilter)
 })
 
 export const IndustryRankingResponse = Schema.Struct({
@@ -469,7 +490,9 @@ export const IndustryRankingResponse = Schema.Struct({
   brand_name: Str("That brand's name"),
   range: RangeEcho,
   topic: Schema.NullOr(Schema.String).annotations({ description: "The topic filter, null when absent" }),
-  total_responses: Count("Observations in the population (the primary brand's, filtered by topic)"),
+  engine: Str("The engine filter, or all"),
+  region: Str("The region filter (upper case), or all: every region and language"),
+  total_responses: Count("Observations in the population (the brand's, filtered by topic, engine and region)"),
   ranking: Schema.Array(IndustryRankingRow).annotations({
     description: "Share of voice: one row per entity (the brand and its competitors), most mentions first"
   }),

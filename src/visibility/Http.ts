@@ -78,11 +78,11 @@ export const IndustryHttpLive = HttpApiBuilder.group(ServerApi, "industry", (han
           Effect.map((body) => encodedJson(IndustryMetricsResponse, body))
         ))
       .handle("competitorCitations", ({ path, urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.competitorCitations(id, path.name, urlParams.range)).pipe(
+        Effect.flatMap(account, (id) => visibility.competitorCitations(id, path.name, urlParams.range, urlParams.brand)).pipe(
           Effect.map((body) => encodedJson(CompetitorCitationsResponse, body))
         ))
       .handle("competitorPrompts", ({ path, urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.competitorPrompts(id, path.name, urlParams.range)).pipe(
+        Effect.flatMap(account, (id) => visibility.competitorPrompts(id, path.name, urlParams.range, urlParams.brand)).pipe(
           Effect.map((body) => encodedJson(CompetitorPromptsResponse, body))
         ))
       .handle("gap", ({ urlParams }) =>
@@ -90,7 +90,7 @@ export const IndustryHttpLive = HttpApiBuilder.group(ServerApi, "industry", (han
           Effect.map((body) => encodedJson(GapResponse, body))
         ))
       .handle("ranking", ({ urlParams }) =>
-        Effect.flatMap(account, (id) => visibility.ranking(id, urlParams.range, urlParams.topic, urlParams.brand)).pipe(
+        Effect.flatMap(account, (id) => visibility.ranking(id, urlParams.range, urlParams.topic, urlParams.brand, { engine: urlParams.engine, region: urlParams.region })).pipe(
           Effect.map((body) => encodedJson(IndustryRankingResponse, body))
         ))
   }))

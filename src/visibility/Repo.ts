@@ -261,12 +261,16 @@ export interface VisibilityRepoShape {
     period: Period,
     scope: Scope
   ) => Effect.Effect<{ readonly entities: ReadonlyArray<EntityPeriodTotals>; readonly population: PopulationTotals }>
-  /** The same over the observations of the prompts with one topic (every region and engine). */
+  /**
+   * The same over the observations of the prompts with one topic: every region and engine from the prompt
+   * rollups (0004), an engine or region in the scope from those per engine and region (0019); every language.
+   */
   readonly topicEntityTotals: (
     accountId: number,
     brandId: number,
     period: Period,
-    topic: string
+    topic: string,
+    scope: Scope
   ) => Effect.Effect<{ readonly entities: ReadonlyArray<EntityPeriodTotals>; readonly population: PopulationTotals }>
   /** Per day: responses, brand mentions and mentions per competitor. */
   readonly series: (
@@ -295,11 +299,7 @@ export interface VisibilityRepoShape {
   readonly gap: (accountId: number, brandId: number, from: string, to: string, region: string | null) => Effect.Effect<ReadonlyArray<GapRow>>
   /** Per monitored prompt of the brand: answers in [from, to], and per entity the answers mentioning it (prompt rollups). */
   readonly promptEntityCounts: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<PromptEntityCounts>
-  /**
-   * The same gap over the answers to the brand's prompts of one topic: read from the stored answers and
-   * their citations and mentions (the daily rollups hold no prompt), within one brand, one topic and at
-   * most the 90 days of a range.
-   */
+  /** The same gap over the answers to the brand's prompts of one topic (the prompt rollups of migrations/0019). */
   readonly topicGap: (
     accountId: number,
     brandId: number,
@@ -346,6 +346,50 @@ export const VisibilityRepoLive = Layer.effect(
         ...(scope.engine === null ? [] : [sql`engine = ${scope.engine}`]),
         sql`true`
       ])
+
+    /**
+     * topicEntityTotals with an engine or region: the prompt rollups per engine and region (migrations/0019).
+     * They hold no language: a scope with a language is not asked of them (the ranking passes none).
+     */
+    const scopedTopicTotals = (accountId: number, brandId: number, p: Period, topic: string, scope: Scope) => {
+      const where = sql.and([
+        sql`r.account_id = ${accountId}`,
+        sql`r.brand_id = ${brandId}`,
+        sql`r.day between ${p.prevFrom}::date and ${p.to}::date`,
+        sql`r.prompt_id in (select id from prompts where account_id = ${accountId} and brand_id = ${brandId} and topic = ${topic})`,
+        ...(scope.region === null ? [] : [sql`r.region = ${scope.region}`]),
+        ...(scope.engine === null ? [] : [sql`r.engine = ${scope.engine}`])
+      ])
+      return Effect.all({
+        entities: sql`
+          select r.entity_id as "entityId",
+                 coalesce(sum(r.mentions) filter (where r.day >= ${p.from}::date), 0)::int as mentions,
+                 coalesce(sum(r.mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevMentions",
+                 coalesce(sum(r.co_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "coMentions",
+                 coalesce(sum(r.co_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevCoMentions",
+                 coalesce(sum(r.rank_sum) filter (where r.day >= ${p.from}::date), 0)::int as "rankSum",
+                 coalesce(sum(r.positive) filter (where r.day >= ${p.from}::date), 0)::int as positive,
+                 coalesce(sum(r.neutral) filter (where r.day >= ${p.from}::date), 0)::int as neutral,
+                 coalesce(sum(r.negative) filter (where r.day >= ${p.from}::date), 0)::int as negative
+          from prompt_entity_scope_daily r
+          where ${where}
+          group by r.entity_id`.pipe(rows(EntityPeriodTotals)),
+        population: sql`
+          select coalesce(sum(r.responses) filter (where r.day >= ${p.from}::date), 0)::int as responses,
+                 coalesce(sum(r.responses) filter (where r.day < ${p.from}::date), 0)::int as "prevResponses",
+                 coalesce(sum(r.entity_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentions",
+                 coalesce(sum(r.entity_mentions_sq) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentionsSq",
+                 coalesce(sum(r.entity_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentions",
+                 coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
+                 coalesce(sum(r.entity_observations) filter (where r.day >= ${p.from}::date), 0)::int as "entityObservations",
+                 coalesce(sum(r.entity_observations) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityObservations"
+          from prompt_scope_daily r
+          where ${where}`.pipe(firstRow(PopulationTotals))
+      }, { concurrency: "unbounded" }).pipe(
+        Effect.map(({ entities, population }) => ({ entities, population: Option.getOrElse(population, () => NO_POPULATION) })),
+        Effect.orDie
+      )
+    }
 
     const repo: VisibilityRepoShape = {
       promptList: (accountId, brandId) =>
@@ -515,8 +559,10 @@ export const VisibilityRepoLive = Layer.effect(
           Effect.orDie
         ),
 
-      topicEntityTotals: (accountId, brandId, p, topic) =>
-        Effect.all({
+      topicEntityTotals: (accountId, brandId, p, topic, scope) =>
+        scope.engine !== null || scope.region !== null
+          ? scopedTopicTotals(accountId, brandId, p, topic, scope)
+          : Effect.all({
           entities: sql`
             select r.entity_id as "entityId",
                    coalesce(sum(r.mentions) filter (where r.day >= ${p.from}::date), 0)::int as mentions,
@@ -627,44 +673,28 @@ export const VisibilityRepoLive = Layer.effect(
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
             group by prompt_id, entity_id`.pipe(rows(PromptEntityRow))
         }, { concurrency: "unbounded" }).pipe(Effect.orDie),
-      // Membership tests (hashed subplans) rather than joins: freshly filled tables without statistics
-      // (the embedded database runs no autovacuum) otherwise got nested loops over whole scans.
       topicGap: (accountId, brandId, from, to, region, topic) =>
         sql`
-          with answers as materialized (
-            select o.id, o.brand_mentioned, o.mentioned_competitors > 0 as with_competitor
-            from observations o
-            where o.account_id = ${accountId} and o.brand_id = ${brandId} and o.day between ${from}::date and ${to}::date
-              ${region === null ? sql`` : sql`and o.region = ${region}`}
-              and o.prompt_id in (select p.id from prompts p where p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic})
-          ),
-          cited as materialized (
-            select c.domain, c.bucket, c.observation_id,
-                   c.observation_id in (select id from answers where brand_mentioned) as brand_mentioned,
-                   c.observation_id in (select id from answers where with_competitor) as with_competitor
-            from citations c
-            where c.account_id = ${accountId} and c.brand_id = ${brandId} and c.day between ${from}::date and ${to}::date
-              and c.observation_id in (select id from answers)
+          with topic_prompts as materialized (
+            select id from prompts where account_id = ${accountId} and brand_id = ${brandId} and topic = ${topic}
           ),
           gap as (
-            select domain, ${bucketOf} as bucket, (count(distinct observation_id) filter (where with_competitor))::int as opportunity
-            from cited
+            select domain, ${bucketOf} as bucket, sum(competitor_observations)::int as opportunity
+            from prompt_domain_daily
+            where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
+              and prompt_id in (select id from topic_prompts)
+              ${region === null ? sql`` : sql`and region = ${region}`}
             group by domain
-            having count(*) filter (where brand_mentioned) = 0 and count(*) filter (where with_competitor) > 0
-          ),
-          named as materialized (
-            select m.observation_id, array_agg(distinct m.competitor_id) as ids
-            from mentions m
-            where m.account_id = ${accountId} and m.brand_id = ${brandId} and m.day between ${from}::date and ${to}::date
-              and m.competitor_id is not null
-              and m.observation_id in (select id from answers where with_competitor)
-            group by m.observation_id
+            having sum(brand_observations) = 0 and sum(competitor_observations) > 0
           ),
           pairs as (
-            select c.domain, array_agg(distinct id order by id) as ids
-            from cited c join named n on n.observation_id = c.observation_id, unnest(n.ids) as id
-            where c.with_competitor
-            group by c.domain
+            select e.domain, array_agg(distinct e.entity_id order by e.entity_id) as ids
+            from prompt_domain_entity_daily e
+            where e.account_id = ${accountId} and e.brand_id = ${brandId} and e.day between ${from}::date and ${to}::date
+              and e.prompt_id in (select id from topic_prompts)
+              ${region === null ? sql`` : sql`and e.region = ${region}`}
+              and e.domain in (select domain from gap)
+            group by e.domain
           )
           select g.domain, g.bucket, g.opportunity, coalesce(p.ids, '{}') as "competitorIds"
           from gap g left join pairs p on p.domain = g.domain`.pipe(rows(GapRow), Effect.orDie),

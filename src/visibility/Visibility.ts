@@ -82,8 +82,9 @@ export interface VisibilityShape {
       readonly language?: string | undefined
     }
   ) => Effect.Effect<Wire<typeof IndustryMetricsResponse>, NotFound>
-  readonly competitorCitations: (accountId: number, name: string, range: Range | undefined) => Effect.Effect<Wire<typeof CompetitorCitationsResponse>, NotFound>
-  readonly competitorPrompts: (accountId: number, name: string, range: Range | undefined) => Effect.Effect<Wire<typeof CompetitorPromptsResponse>, NotFound>
+  /** Of the primary brand's competitor, or of the competitor of the brand given (its slug; 404 when unknown). */
+  readonly competitorCitations: (accountId: number, name: string, range: Range | undefined, brand?: string | undefined) => Effect.Effect<Wire<typeof CompetitorCitationsResponse>, NotFound>
+  readonly competitorPrompts: (accountId: number, name: string, range: Range | undefined, brand?: string | undefined) => Effect.Effect<Wire<typeof CompetitorPromptsResponse>, NotFound>
   /** The gap of the primary brand, or of the brand given (its slug; 404 when unknown); optionally for one topic. */
   readonly gap: (
     accountId: number,
@@ -95,7 +96,8 @@ export interface VisibilityShape {
     accountId: number,
     range: Range | undefined,
     topic: string | undefined,
-    brand?: string | undefined
+    brand?: string | undefined,
+    filter?: { readonly engine?: string | undefined; readonly region?: string | undefined }
   ) => Effect.Effect<Wire<typeof IndustryRankingResponse>, NotFound>
   /** The citation gap of one brand over every region (for the primary brand: GET /industry/gap's domains). */
   readonly brandGap: (accountId: number, slug: string, range: Range | undefined) => Effect.Effect<Wire<typeof GapResponse>["domains"], NotFound>
@@ -187,7 +189,6 @@ export const tiersOf = (themes: ReadonlyArray<{ readonly topic: string; readonly
 }
 
 const LABEL: Record<string, string> = { pos: "positive", neu: "neutral", neg: "negative" }
-const ALL: Scope = { region: null, language: null, engine: null }
 const BRAND_NOT_FOUND = notFound("brand not found")
 const COMPETITOR_NOT_FOUND = notFound("competitor not found")
 
@@ -282,11 +283,15 @@ export const VisibilityLive = Layer.effect(
         const found = competitors.find((c) => c.name.toLowerCase() === wanted)
         return found === undefined ? Effect.fail(COMPETITOR_NOT_FOUND) : Effect.succeed(found)
       })
-    const primaryCompetitor = (accountId: number, name: string) =>
-      Effect.flatMap(primaryBrand(accountId), (brand) =>
-        Option.isNone(brand)
-          ? Effect.fail(COMPETITOR_NOT_FOUND)
-          : Effect.map(competitorNamed(accountId, brand.value, name), (competitor) => ({ brand: brand.value, competitor })))
+    /** A competitor of the brand given (its slug), else of the primary brand. */
+    const brandCompetitor = (accountId: number, name: string, slug: string | undefined) =>
+      Effect.flatMap(
+        slug === undefined || slug === "" ? primaryBrand(accountId) : Effect.map(brandBySlug(accountId, slug), Option.some),
+        (brand) =>
+          Option.isNone(brand)
+            ? Effect.fail(COMPETITOR_NOT_FOUND)
+            : Effect.map(competitorNamed(accountId, brand.value, name), (competitor) => ({ brand: brand.value, competitor }))
+      )
 
     const snapshots: VisibilityShape["snapshots"] = (accountId, slug, rangeParam) =>
       Effect.gen(function*() {
@@ -643,10 +648,10 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const competitorCitations: VisibilityShape["competitorCitations"] = (accountId, name, rangeParam) =>
+    const competitorCitations: VisibilityShape["competitorCitations"] = (accountId, name, rangeParam, brandParam) =>
       Effect.gen(function*() {
         const range = rangeOrDefault(rangeParam)
-        const { brand, competitor } = yield* primaryCompetitor(accountId, name)
+        const { brand, competitor } = yield* brandCompetitor(accountId, name, brandParam)
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const rows = yield* repo.competitorDomains(accountId, brand.id, competitor.id, from, to)
         const total = rows.reduce((sum, row) => sum + row.citations, 0)
@@ -663,10 +668,10 @@ export const VisibilityLive = Layer.effect(
         }
       })
 
-    const competitorPrompts: VisibilityShape["competitorPrompts"] = (accountId, name, rangeParam) =>
+    const competitorPrompts: VisibilityShape["competitorPrompts"] = (accountId, name, rangeParam, brandParam) =>
       Effect.gen(function*() {
         const range = rangeOrDefault(rangeParam)
-        const { brand, competitor } = yield* primaryCompetitor(accountId, name)
+        const { brand, competitor } = yield* brandCompetitor(accountId, name, brandParam)
         const { from, to } = periodOf(yield* now, rangeDays(range))
         const rows = yield* repo.competitorPrompts(accountId, brand.id, competitor.id, from, to)
         const prompts = rows.map((row) => ({
@@ -744,10 +749,14 @@ export const VisibilityLive = Layer.effect(
         })
       })
 
-    const ranking: VisibilityShape["ranking"] = (accountId, rangeParam, topicParam, brandParam) =>
+    const ranking: VisibilityShape["ranking"] = (accountId, rangeParam, topicParam, brandParam, filter) =>
       Effect.gen(function*() {
         const range = rangeOrDefault(rangeParam)
         const topic = topicParam === undefined || topicParam === "" ? null : topicParam
+        const engine = filter?.engine === undefined || filter.engine === "" ? null : filter.engine
+        const region = filter?.region === undefined || filter.region === "" ? null : filter.region.toUpperCase()
+        // Every language of the region: the ranking's region filter narrows, it does not pick a locale.
+        const scope: Scope = { region, language: null, engine }
         const chosen = yield* selected(accountId, brandParam)
         const brand = Option.isSome(chosen) ? chosen.value : yield* Effect.flatMap(
           primaryBrand(accountId),
@@ -756,8 +765,8 @@ export const VisibilityLive = Layer.effect(
         const period = periodOf(yield* now, rangeDays(range))
         const [totals, competitors] = yield* Effect.all([
           topic === null
-            ? repo.entityTotals(accountId, brand.id, period, ALL)
-            : repo.topicEntityTotals(accountId, brand.id, period, topic),
+            ? repo.entityTotals(accountId, brand.id, period, scope)
+            : repo.topicEntityTotals(accountId, brand.id, period, topic, scope),
           brands.competitors(accountId, brand.id)
         ], { concurrency: "unbounded" })
         const rows = rankingRows(brand, competitors, totals.entities, totals.population)
@@ -766,6 +775,8 @@ export const VisibilityLive = Layer.effect(
           brand_name: brand.name,
           range,
           topic,
+          engine: engine ?? "all",
+          region: region ?? "all",
           total_responses: totals.population.responses,
           ranking: rows,
           ranking_count: rows.length

@@ -671,6 +671,8 @@ for (const backend of databaseBackends()) {
           brand_name: "Acme",
           range: "30d",
           topic: null,
+          engine: "all",
+          region: "all",
           total_responses: 11,
           ranking: [
             { name: "Acme", mentions: 7, share: 7 / 16, delta: 7 / 16, is_own: true, is_pinned: false, domain: "acme.com", sentiment: { pos: 4 / 7, neu: 2 / 7, neg: 1 / 7 } },
@@ -844,6 +846,130 @@ for (const backend of databaseBackends()) {
           expect({ path, status }).toEqual({ path, status: 400 })
           expect(body.error).toStartWith("invalid brand:")
         }
+      })
+    })
+
+    describe("engine and region of the ranking; the topic gap from the prompt rollups; a brand's competitor reads", () => {
+      it("the rollups of migrations/0019 equal a recomputation from the raw rows", async () => {
+        const tables: Array<[string, string, string]> = [
+          ["prompt_domain_daily", "brand_id, day, region, prompt_id, domain, bucket, competitor_observations, brand_observations", "brand_id, day, prompt_id, region, domain"],
+          ["prompt_domain_entity_daily", "brand_id, entity_id, day, region, prompt_id, domain, observations", "brand_id, day, prompt_id, region, domain, entity_id"],
+          ["prompt_scope_daily", "brand_id, day, prompt_id, engine, region, responses, entity_mentions, entity_mentions_sq, entity_observations", "brand_id, day, prompt_id, engine, region"],
+          [
+            "prompt_entity_scope_daily",
+            "brand_id, entity_id, day, prompt_id, engine, region, mentions, co_mentions, rank_sum, positive, neutral, negative",
+            "brand_id, day, prompt_id, engine, region, entity_id"
+          ]
+        ]
+        const migration = await Bun.file(new URL("../../migrations/0019_prompt_domain_rollups.sql", import.meta.url)).text()
+        const backfill = migration.slice(migration.indexOf("-- Backfill"))
+        for (const [table] of tables) await app.run(sqlOf(`create temp table ${table}_check (like ${table} including defaults)`))
+        await app.run(sqlOf(backfill.replace(/insert into (\w+) /g, "insert into $1_check ")))
+        for (const [table, columns, order] of tables) {
+          const live = await app.run(sqlOf(`select ${columns} from ${table} order by ${order}`))
+          const rebuilt = await app.run(sqlOf(`select ${columns} from ${table}_check order by ${order}`))
+          expect(live.length).toBeGreaterThan(0)
+          expect(JSON.stringify(live)).toBe(JSON.stringify(rebuilt))
+          await app.run(sqlOf(`drop table ${table}_check`))
+        }
+      })
+
+      it("the topic gap from the prompt rollups equals the computation from the raw rows", async () => {
+        // The definition (docs/metrics.md, gap) over the stored answers, citations and mentions of one topic.
+        const raw = async (brand: string, topic: string, region: string | null, range: "7d" | "30d" | "90d") => {
+          const { from, to } = periodOf(NOW, range === "7d" ? 7 : range === "30d" ? 30 : 90)
+          const regionSql = region === null ? "" : `and o.region = '${region}'`
+          const rows = await app.run(sqlOf(`
+            with answers as (
+              select o.id, o.brand_mentioned, o.mentioned_competitors > 0 as with_competitor
+              from observations o join brands b on b.id = o.brand_id and b.slug = '${brand}' and b.account_id = o.account_id
+              join prompts p on p.id = o.prompt_id and p.topic = '${topic}'
+              where o.account_id = (select account_id from users where email = 'a@reads.test')
+                and o.day between '${from}' and '${to}' ${regionSql}
+            ),
+            cited as (
+              select distinct c.domain, c.observation_id, a.brand_mentioned, a.with_competitor
+              from citations c join answers a on a.id = c.observation_id
+            )
+            select domain,
+                   (count(*) filter (where with_competitor))::int as opportunity,
+                   coalesce((select array_agg(distinct comp.name order by comp.name) from cited c2
+                             join mentions m on m.observation_id = c2.observation_id and m.competitor_id is not null
+                             join competitors comp on comp.id = m.competitor_id
+                             where c2.domain = cited.domain and c2.with_competitor), '{}') as competitors
+            from cited group by domain
+            having count(*) filter (where brand_mentioned) = 0 and count(*) filter (where with_competitor) > 0`))
+          return rows
+            .map((r) => ({ domain: String(r["domain"]), opportunity: Number(r["opportunity"]), competitors: [...(r["competitors"] as Array<string>)] }))
+            .sort((a, b) => b.opportunity - a.opportunity || b.competitors.length - a.competitors.length || (a.domain < b.domain ? -1 : 1))
+        }
+        let compared = 0
+        for (const [brand, topic] of [["acme", "crm"], ["acme", "pricing"], ["bolt", "mobility"]] as const) {
+          for (const region of [null, "US", "GB"]) {
+            for (const range of ["7d", "30d", "90d"] as const) {
+              const query = `/industry/gap?brand=${brand}&topic=${topic}&range=${range}${region === null ? "" : `&region=${region}`}`
+              const body = await ok(query)
+              const expected = await raw(brand, topic, region, range)
+              expect({ query, domains: body.domains.map((d: any) => ({ domain: d.domain, opportunity: d.opportunity, competitors: d.competitors })) })
+                .toEqual({ query, domains: expected })
+              compared += expected.length
+            }
+          }
+        }
+        expect(compared).toBeGreaterThan(5)
+      })
+
+      it("/industry/ranking?engine=&region= reads that engine and region (every language), as /industry/metrics does", async () => {
+        // US is all en: the ranking of US and chatgpt is the metrics' of US/en and chatgpt.
+        const ranking = await ok("/industry/ranking?engine=chatgpt&region=us")
+        expect([ranking.engine, ranking.region]).toEqual(["chatgpt", "US"])
+        const metrics = await ok("/industry/metrics?engine=chatgpt&region=US")
+        expect(ranking.ranking).toEqual(metrics.ranking)
+        expect(ranking.total_responses).toBe(metrics.own.total_responses)
+        // GB holds A3 (en) and A5 (en) and A12 (fr) in 30d: the ranking counts all three, metrics of GB/en two.
+        expect((await ok("/industry/ranking?region=GB")).total_responses).toBe(3)
+        expect((await ok("/industry/metrics?region=GB")).own.total_responses).toBe(2)
+        expect(await ok("/industry/ranking?engine=&region=")).toEqual(await ok("/industry/ranking"))
+        expect(await ok("/industry/ranking?engine=nope")).toMatchObject({ engine: "nope", total_responses: 0, ranking: [] })
+        expect((await get("/industry/ranking?region=USA")).status).toBe(400)
+      })
+
+      it("/industry/ranking?topic=&engine= reads the topic's answers on that engine", async () => {
+        // crm (P1, P3), chatgpt, 7d: A1 (Acme +.5, Globex 0), A13 (-), A4 (Acme -.5), A5 (-, GB) = 4 answers;
+        // Acme 2, Globex 1, Initech 0 (sum 3). Previous 03-02..03-08: A8 (Acme, Globex) = 1 answer, Acme 1/2, Globex 1/2.
+        const body = await ok("/industry/ranking?topic=crm&engine=chatgpt&range=7d")
+        expect([body.topic, body.engine, body.region, body.total_responses]).toEqual(["crm", "chatgpt", "all", 4])
+        expectClose(body.ranking.map((r: any) => [r.name, r.mentions, r.share, r.delta]), [
+          ["Acme", 2, 2 / 3, 2 / 3 - 0.5],
+          ["Globex", 1, 1 / 3, 1 / 3 - 0.5],
+          ["Initech", 0, 0, 0]
+        ])
+        expectClose(body.ranking[0].sentiment, { pos: 0.5, neu: 0, neg: 0.5 })
+        // With region US: A5 (GB) leaves the population.
+        expect((await ok("/industry/ranking?topic=crm&engine=chatgpt&region=US&range=7d")).total_responses).toBe(3)
+        // The raw path and the rollup path agree where both apply: every engine of every region in one topic
+        // is the sum of the topic's answers per region.
+        const all = await ok("/industry/ranking?topic=crm&range=30d")
+        const us = await ok("/industry/ranking?topic=crm&range=30d&region=US")
+        const gb = await ok("/industry/ranking?topic=crm&range=30d&region=gb")
+        expect(us.total_responses + gb.total_responses).toBe(all.total_responses)
+        for (const row of all.ranking) {
+          const inUs = us.ranking.find((r: any) => r.name === row.name)?.mentions ?? 0
+          const inGb = gb.ranking.find((r: any) => r.name === row.name)?.mentions ?? 0
+          expect({ name: row.name, mentions: inUs + inGb }).toEqual({ name: row.name, mentions: row.mentions })
+        }
+      })
+
+      it("the competitor reads take brand: a second brand's competitor, in that brand's answers", async () => {
+        const prompts = await ok("/industry/competitors/zenith/prompts?brand=bolt&range=30d")
+        expect(prompts.competitor).toBe("Zenith")
+        expect(prompts.prompts.map((p: any) => [p.prompt, p.appearances, p.brand_mentioned])).toEqual([["fast scooters", 3, 2]])
+        const citations = await ok("/industry/competitors/Zenith/citations?brand=bolt&range=30d")
+        expect(citations.domains.map((d: any) => d.domain)).toContain("zenith.com")
+        // Without brand: the primary brand's competitors, as before; Zenith is none of them.
+        expect((await get("/industry/competitors/Zenith/prompts")).status).toBe(404)
+        expect(await ok("/industry/competitors/Globex/prompts?brand=acme")).toEqual(await ok("/industry/competitors/Globex/prompts"))
+        expect((await get("/industry/competitors/Globex/prompts?brand=nope")).body).toEqual({ error: "brand not found" })
       })
     })
 

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { freePort } from "../hardening/server.js"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { CHROMIUM, CHROMIUM_ARGS, haveChromium, ROOT, waitForDemo } from "./chromium.js"
-import { sampleAgents, sampleIndustryMetrics, sampleModel, samplePages, sampleSnapshots } from "./sample-data.js"
+import { sampleAgents, sampleIndustryMetrics, sampleIndustryRanking, sampleModel, samplePages, sampleSnapshots } from "./sample-data.js"
 import { axeSource, type Finding, inspect, PAGES, settle, WIDTHS } from "./walk.js"
 
 /**
@@ -245,9 +245,12 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     // answers validated by the endpoints' own Schemas, served in place of the twins.
     const requested: Array<string> = []
     const json = (body: unknown) => ({ status: 200, contentType: "application/json", body: JSON.stringify(body) })
-    await page.route(/\/api\/v1\/me\/brands\/acme\/(agents|snapshots|industry-metrics|model)/, (route) => {
+    // The twins of acme's reads, and the share of voice (GET /industry/ranking, brand acme).
+    const sampled = /\/api\/v1\/me\/(brands\/acme\/(agents|snapshots|industry-metrics|model)|industry\/ranking\?.*brand=acme)/
+    await page.route(sampled, (route) => {
       const url = new URL(route.request().url())
       requested.push(url.pathname + url.search)
+      if (url.pathname.endsWith("/industry/ranking")) return route.fulfill(json(sampleIndustryRanking))
       if (url.pathname.endsWith("/agents/pages")) {
         return route.fulfill(json(samplePages(Number(url.searchParams.get("offset")), Number(url.searchParams.get("limit")))))
       }
@@ -287,7 +290,7 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     expect(await page.locator("#share-of-voice").textContent()).toContain("Globex")
     // Intervals: their two ends in the tables (never "±": they are lopsided near 0 and 100), what they mean
     // said in words, a change within noise marked n.s., a change from nothing shown as new.
-    expect(await page.locator("#share-of-voice").textContent()).toContain("41.0% (38.0–44.0)")
+    expect(await page.locator("#share-of-voice").textContent()).toContain("41.0% (38.0–44.0%)")
     const engines = await page.locator("#engines").textContent()
     expect(engines).toContain("44.2 (39.1–49.4)")
     expect(await page.locator("#visibility-page").textContent()).not.toContain("±")
@@ -296,7 +299,7 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     expect(engines).toContain("+3.1 pt")
     expect(engines).toContain("new")
     await screenshot("visibility-sample")
-    await page.unroute(/\/api\/v1\/me\/brands\/acme\//)
+    await page.unroute(sampled)
     expect(cspViolations).toEqual([])
   }, 60_000)
 

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { AgentPagesResponse, AgentsResponse } from "../../src/agents/Api.js"
-import { IndustryMetricsResponse, ModelResponse, SnapshotsResponse } from "../../src/visibility/Api.js"
+import { IndustryMetricsResponse, IndustryRankingResponse, ModelResponse, SnapshotsResponse } from "../../src/visibility/Api.js"
 
 /**
  * Sample answers of the endpoints the dashboard pages draw, checked against their response
@@ -146,6 +146,18 @@ export const sampleIndustryMetrics = Schema.encodeSync(IndustryMetricsResponse)(
   own: { total_mentions: 612, total_responses: 1800, avg_position: 2.1, n: 1800, mention_rate: 0.34, mention_rate_ci95: [0.3184, 0.3622] },
   tracked_competitors: ["Globex", "Initech"],
   methodology: {}
+}))
+
+export const sampleIndustryRanking = Schema.encodeSync(IndustryRankingResponse)(Schema.decodeUnknownSync(IndustryRankingResponse)({
+  brand_slug: "acme",
+  brand_name: "Acme",
+  range: "30d",
+  topic: null,
+  engine: "all",
+  region: "all",
+  total_responses: 1800,
+  ranking: [row("Acme", 612, 0.41, 0.03, true), row("Globex", 480, 0.32, -0.02), row("Initech", 402, 0.27, -0.01)],
+  ranking_count: 3
 }))
 
 export const sampleModel = Schema.encodeSync(ModelResponse)(Schema.decodeUnknownSync(ModelResponse)({

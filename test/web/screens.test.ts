@@ -180,6 +180,60 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     expect(browser.pageErrors).toEqual([])
   })
 
+  it("shows every brand's share for one engine with its interval, the same on Visibility, Ranking and Competitors", async () => {
+    interface Row { name: string; share: number; is_own: boolean; share_ci95: [number, number] | null; delta_ci95: [number, number] | null; significant: boolean }
+    const api = await publicGet<{ engine: string; region: string; ranking: Array<Row> }>("/industry/ranking?brand=northwind-crm&engine=chatgpt")
+    expect([api.engine, api.region]).toEqual(["chatgpt", "all"])
+    const top = api.ranking.find((row) => !row.is_own)!
+    const pct = (x: number) => (x * 100).toFixed(1)
+    const expected = `${pct(top.share)}% (${pct(top.share_ci95![0])}–${pct(top.share_ci95![1])}%)`
+    const shareOf = (name: string) => page.locator(`tr[data-brand="${name}"] [data-share]`)
+
+    // The engine filter applies on change (no Apply button) and goes into the URL.
+    await page.goto(`${served.base}/#/brands/northwind-crm/visibility`)
+    await page.locator("#share-table tbody tr").first().waitFor()
+    expect(await page.locator("#visibility-page button", { hasText: "Apply" }).count()).toBe(0)
+    await page.getByLabel("Engine").selectOption("chatgpt")
+    await page.waitForURL(/visibility\?engine=chatgpt$/)
+    await page.locator("#share-scope", { hasText: "ChatGPT, every region and language" }).waitFor()
+    await shareOf(top.name).waitFor()
+    expect(await shareOf(top.name).textContent()).toBe(expected)
+    // The change with its n.s. marker when its interval includes 0 (or "new" without a previous period).
+    const change = await page.locator(`#share-table tr[data-brand="${top.name}"] td`).nth(4).textContent()
+    expect(change).toMatch(top.delta_ci95 === null ? /^new$/ : top.significant ? /^[+−]\d+\.\d pt$/ : /^[+−]\d+\.\d pt \(n\.s\.\)$/)
+    expect(await page.locator("#share-table tbody tr[data-brand]").count()).toBe(api.ranking.length)
+
+    // Ranking and Competitors say the same for the same scope.
+    await page.goto(`${served.base}/#/brands/northwind-crm/ranking?engine=chatgpt`)
+    await page.locator("#ranking-scope", { hasText: "ChatGPT" }).waitFor()
+    expect(await page.locator(`#ranking-table tr[data-brand="${top.name}"] [data-share]`).textContent()).toBe(expected)
+    expect(await page.getByLabel("Engine").inputValue()).toBe("chatgpt")
+    await page.goto(`${served.base}/#/brands/northwind-crm/competitors?engine=chatgpt`)
+    await page.locator(`#competitors-table tr[data-brand="${top.name}"]`).waitFor()
+    expect(await page.locator(`#competitors-table tr[data-brand="${top.name}"] [data-share]`).textContent()).toBe(expected)
+
+    // A region narrows the population, and the screen says so.
+    await page.goto(`${served.base}/#/brands/northwind-crm/ranking?engine=chatgpt`)
+    await page.locator("#ranking-scope", { hasText: "ChatGPT" }).waitFor()
+    await page.getByLabel("Region").selectOption("US")
+    await page.waitForURL(/ranking\?engine=chatgpt&region=US$/)
+    await page.locator("#ranking-scope", { hasText: "region US (every language)" }).waitFor()
+
+    // The gap of one topic of the second brand: its rows, hooked by domain, are the API's.
+    const gap = await publicGet<{ domains: Array<{ domain: string }> }>("/industry/gap?brand=bramble-outfitters&topic=rain%20jackets")
+    expect(gap.domains.length).toBeGreaterThan(0)
+    await page.goto(`${served.base}/#/brands/bramble-outfitters/citations?topic=rain%20jackets`)
+    await page.locator("#gap-table tbody tr").first().waitFor()
+    expect(await page.locator("#gap-table tr[data-gap-domain]").evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-gap-domain"))))
+      .toEqual(gap.domains.map((d) => d.domain))
+    // The second brand's competitor detail is its own (not the primary brand's).
+    const competitor = (await publicGet<{ ranking: Array<Row> }>("/industry/ranking?brand=bramble-outfitters")).ranking.find((row) => !row.is_own)!.name
+    await page.goto(`${served.base}/#/brands/bramble-outfitters/competitors?competitor=${encodeURIComponent(competitor)}`)
+    await page.locator("#competitor-detail table").first().waitFor()
+    expect(await page.locator("#competitor-detail table").count()).toBe(2)
+    expect(browser.pageErrors).toEqual([])
+  })
+
   it("lists the agent catalog with each agent's verification methods, filters it from the URL, and is reached from the agent dashboard", async () => {
     const api = await page.evaluate(async () => (await fetch("/api/v1/catalog")).json() as Promise<{
       agents: Array<{ bot: string; vendor: string; kind: string; verification_methods: Array<string> }>

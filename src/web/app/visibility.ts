@@ -1,4 +1,4 @@
-import { get, type IndustryMetricsResponse, type ModelResponse, type ScanStatusResponse, type SnapshotsResponse } from "./api.js"
+import { get, type ModelResponse, type ScanStatusResponse, type SnapshotsResponse } from "./api.js"
 import { unavailable } from "./agents.js"
 import { brandNav } from "./screens/nav.js"
 import { chart, PALETTE } from "./charts.js"
@@ -6,6 +6,8 @@ import { append, clear, formatDate, formatNumber, formatPercent, h } from "./dom
 import { engineLabel, RANGES, rangeLabel } from "./labels.js"
 import { emptyState, loadingState, nameInto, tableWrap } from "./ui.js"
 import { INTERVAL_MEANING, intervalEnds } from "./intervals.js"
+import { field, navigate, rangeOf, select } from "./screens/kit.js"
+import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareTable } from "./screens/scope.js"
 
 /** How AI answer engines talk about one brand: daily snapshots, share of voice, engines. */
 
@@ -36,13 +38,13 @@ const byReason = (reasons: Readonly<Record<string, number>> | undefined) => {
 }
 
 export const visibilityPage = (slug: string, params: URLSearchParams) => {
-  const range = params.get("range") ?? "30d"
+  const path = `/brands/${slug}/visibility`
+  const range = rangeOf(params)
+  const engine = engineOf(params)
+  const region = regionOf(params)
   const query = `range=${encodeURIComponent(range)}`
-  const rangeSelect = h(
-    "select",
-    { id: "visibility-range", name: "range" },
-    RANGES.map((r) => h("option", { value: r, selected: r === range }, rangeLabel(r)))
-  )
+  const rangeSelect = select(RANGES.map((r) => [r, rangeLabel(r)] as const), range)
+  rangeSelect.addEventListener("change", () => navigate(path, params, { range: rangeSelect.value === "30d" ? null : rangeSelect.value }))
   const noAnswers = () =>
     emptyState(
       `No answers from AI engines for this brand in the ${rangeLabel(range).toLowerCase()} yet. They appear after the next scan of your monitored prompts, or once you import answers.`,
@@ -52,6 +54,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
   const legendSide = window.innerWidth < 600 ? "bottom" : "right"
   const snapshots = section("Daily snapshots", "snapshots")
   const share = section("Share of voice", "share-of-voice")
+  const shareScope = h("p", { class: "muted", id: "share-scope" })
   const engines = section("Engines", "engines")
 
   void get<SnapshotsResponse>(`/api/v1/me/brands/${slug}/snapshots?${query}`).then((result) => {
@@ -79,13 +82,20 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     ])
   })
 
-  void get<IndustryMetricsResponse>(`/api/v1/me/brands/${slug}/industry-metrics?${query}`).then((result) => {
+  // The same read as the Ranking screen (GET /industry/ranking), so both say the same for the same scope.
+  void get<RankingResponse>(rankingQuery(slug, range, { engine, region })).then((result) => {
     clear(share.body)
     if (!result.ok) return append(share.body, [unavailable(result.error, "Share of voice")])
     const ranking = result.value.ranking
+    shareScope.textContent =
+      `${formatNumber(result.value.total_responses)} answers to all prompts, ${rangeLabel(range).toLowerCase()}, ${scopeWords(engine, region)}: ` +
+      "each brand's mentions over the mentions of the brand and its competitors. The change compares with the period before."
     append(share.body, [
+      shareScope,
       ranking.length === 0
-        ? h("p", { class: "empty" }, "No brand or competitor was mentioned in this range yet: share of voice appears with the first answers that name one.")
+        ? h("p", { class: "empty" }, engine === "" && region === ""
+          ? "No brand or competitor was mentioned in this range yet: share of voice appears with the first answers that name one."
+          : "No brand or competitor was mentioned in answers matching these filters in this range.")
         : h(
           "div",
           { class: "grid2" },
@@ -94,25 +104,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
             data: { labels: ranking.map((row) => row.name), datasets: [{ data: ranking.map((row) => row.share), backgroundColor: PALETTE }] },
             options: { plugins: { legend: { position: legendSide } } }
           }),
-          tableWrap(h(
-            "table",
-            { "aria-label": "Share of voice" },
-            h("thead", null, h("tr", null, h("th", { scope: "col" }, "Brand"), h("th", { class: "num", scope: "col" }, "Mentions"), h("th", { class: "num", scope: "col" }, "Share"), h("th", { class: "num", scope: "col" }, "Change"))),
-            h(
-              "tbody",
-              null,
-              ranking.map((row) =>
-                h(
-                  "tr",
-                  null,
-                  h("td", null, row.is_own ? h("strong", null, row.name) : row.name),
-                  h("td", { class: "num" }, formatNumber(row.mentions)),
-                  h("td", { class: "num" }, formatPercent(row.share) + intervalEnds(row.share_ci95, 100)),
-                  h("td", { class: "num" }, change(row.delta, row.share > 0 && Math.abs(row.delta - row.share) < 1e-12, row.delta_ci95, row.significant, 100, " pt"))
-                )
-              )
-            )
-          ))
+          shareTable(ranking, { id: "share-table", "aria-label": "Share of voice" })
         )
     ])
   })
@@ -209,18 +201,13 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     h("p", { class: "muted" }, "How often AI answer engines mention this brand and its competitors, with 95% intervals: a change marked n.s. is within the noise."),
     h("p", { class: "muted", id: "interval-meaning" }, INTERVAL_MEANING),
     h(
-      "form",
-      {
-        class: "row card",
-        "aria-label": "Range",
-        onsubmit: (event: Event) => {
-          event.preventDefault()
-          location.hash = `#/brands/${slug}/visibility?range=${rangeSelect.value}`
-        }
-      },
-      h("div", null, h("label", { for: "visibility-range" }, "Range"), rangeSelect),
-      h("div", null, h("button", { type: "submit" }, "Apply"))
+      "div",
+      { class: "form-row card", role: "group", "aria-label": "Filters" },
+      field("visibility-range", "Period", rangeSelect),
+      engineField("visibility-engine", engine, (e) => navigate(path, params, { engine: e })),
+      regionField("visibility-region", region, (r) => navigate(path, params, { region: r }))
     ),
+    h("p", { class: "muted", id: "visibility-scope-note" }, "The engine and region filters apply to the share of voice; the daily snapshots and the engines table count every engine and region."),
     snapshots.element,
     share.element,
     engines.element,

@@ -14,8 +14,10 @@ import {
   rangeLabel,
   rangeOf,
   section,
-  select
+  select,
+  tableWrap
 } from "./kit.js"
+import { REGIONS } from "./scope.js"
 
 /**
  * The sources AI answers about this brand cite and its gap report: domains cited beside its
@@ -34,8 +36,6 @@ interface GapResponse {
 interface PromptsResponse {
   readonly prompts: ReadonlyArray<{ readonly topic: string }>
 }
-
-const REGIONS = ["US", "GB", "CA", "AU", "IE", "IN", "DE", "FR", "ES", "IT", "NL", "BR", "MX", "JP"]
 
 export const citationsScreen = (slug: string, params: URLSearchParams) => {
   const path = `/brands/${slug}/citations`
@@ -105,12 +105,24 @@ export const citationsScreen = (slug: string, params: URLSearchParams) => {
             : "No gap for this topic in this period: every source citing a competitor also cited your brand, or no competitor was cited yet.",
           h("a", { href: `#/brands/${slug}/competitors` }, "Review your competitors")
         )
-        : dataTable(
-          ["Domain", "Type", "Answers naming a competitor that cite it", "Competitors seen with it"],
-          result.value.domains.map((d) => [d.domain, bucketLabel(d.bucket), formatNumber(d.opportunity), d.competitors.join(", ")]),
-          [2],
-          { id: "gap-table", "aria-label": "Gap report" }
-        )
+        : tableWrap(h(
+          "table",
+          { id: "gap-table", "aria-label": "Gap report" },
+          h("thead", null, h("tr", null,
+            h("th", { scope: "col" }, "Domain"),
+            h("th", { scope: "col" }, "Type"),
+            h("th", { class: "num", scope: "col" }, "Answers naming a competitor that cite it"),
+            h("th", { scope: "col" }, "Competitors seen with it"))),
+          h("tbody", null, result.value.domains.map((d) =>
+            h(
+              "tr",
+              { "data-gap-domain": d.domain },
+              h("td", null, d.domain),
+              h("td", null, bucketLabel(d.bucket)),
+              h("td", { class: "num" }, formatNumber(d.opportunity)),
+              h("td", null, d.competitors.join(", "))
+            )))
+        ))
     )
   })
 

@@ -2,7 +2,6 @@ import { describeError, get, post } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, formatPercent, h } from "../dom.js"
 import {
-  brands,
   brandTitle,
   bucketLabel,
   dataTable,
@@ -15,26 +14,19 @@ import {
   rangeField,
   rangeLabel,
   rangeOf,
-  section
+  section,
+  tableWrap
 } from "./kit.js"
+import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareChange, shareText } from "./scope.js"
 
 /**
- * The competitors a brand is measured against: who they are (from the share-of-voice read of the
- * brand), adding one with its aliases and a pin, and for the primary brand where a competitor
- * appears (its prompts and cited domains). State: ?range=30d&competitor=<name>.
+ * The competitors a brand is measured against: who they are and their share of voice (the same read
+ * as Ranking and Visibility, GET /industry/ranking, in the same engine and region scope), adding one
+ * with its aliases and a pin, and where a competitor appears (its prompts and cited domains, for this
+ * brand). State: ?range=30d&engine=chatgpt&region=US&competitor=<name>.
  */
 
-interface RankingRow {
-  readonly name: string
-  readonly mentions: number
-  readonly share: number
-  readonly is_own: boolean
-  readonly is_pinned: boolean
-  readonly domain: string
-}
 interface MetricsResponse {
-  readonly brand_slug: string
-  readonly ranking: ReadonlyArray<RankingRow>
   readonly tracked_competitors: ReadonlyArray<string>
 }
 interface CompetitorPromptsResponse {
@@ -52,17 +44,12 @@ interface CompetitorCitationsResponse {
   readonly total_citations: number
 }
 
-/** The primary brand (the earliest added): the one the competitor reads of the API answer for. */
-const primarySlug = async () => {
-  const list = await brands()
-  const first = [...list].sort((a, b) => a.added_at.localeCompare(b.added_at) || a.id - b.id)[0]
-  return first?.brand_slug ?? null
-}
-
 export const competitorsScreen = (slug: string, params: URLSearchParams) => {
   const path = `/brands/${slug}/competitors`
   const range = rangeOf(params)
   const selected = params.get("competitor") ?? ""
+  const engine = engineOf(params)
+  const region = regionOf(params)
   const list = section("Tracked competitors", "competitor-list")
   const status = h("div", { role: "status" })
   const detail = h("div")
@@ -74,35 +61,62 @@ export const competitorsScreen = (slug: string, params: URLSearchParams) => {
   const submit = h("button", { type: "submit", id: "add-competitor" }, "Add competitor")
 
   const refresh = async () => {
-    const result = await get<MetricsResponse>(`/api/v1/me/brands/${slug}/industry-metrics?range=${range}`)
-    if (!result.ok) return list.fill(errorState("The competitors", result.error))
-    const rows = new Map(result.value.ranking.filter((r) => !r.is_own).map((r) => [r.name.toLowerCase(), r]))
-    const names = result.value.tracked_competitors
+    // The names from the brand's metrics (every tracked competitor), the figures from the ranking of the scope.
+    const [metrics, ranking] = await Promise.all([
+      get<MetricsResponse>(`/api/v1/me/brands/${slug}/industry-metrics?range=${range}`),
+      get<RankingResponse>(rankingQuery(slug, range, { engine, region }))
+    ])
+    if (!metrics.ok) return list.fill(errorState("The competitors", metrics.error))
+    if (!ranking.ok) return list.fill(errorState("The competitors' share of voice", ranking.error))
+    const rows = new Map(ranking.value.ranking.filter((r) => !r.is_own).map((r) => [r.name.toLowerCase(), r]))
+    const own = ranking.value.ranking.find((r) => r.is_own)
+    const names = metrics.value.tracked_competitors
     const pinnedFirst = [...names].sort((a, b) =>
       Number(rows.get(b.toLowerCase())?.is_pinned ?? false) - Number(rows.get(a.toLowerCase())?.is_pinned ?? false) ||
       (rows.get(b.toLowerCase())?.mentions ?? 0) - (rows.get(a.toLowerCase())?.mentions ?? 0) ||
       a.localeCompare(b)
     )
+    const detailHref = (competitor: string) =>
+      `#${path}?${new URLSearchParams({ ...Object.fromEntries(params.entries()), competitor }).toString()}`
     list.fill(
       names.length === 0
         ? emptyState(
           "No competitors yet: share of voice, the gap report and the ranking compare your brand with the competitors you add here.",
           "Add the two or three brands your customers compare you with, using the form above."
         )
-        : dataTable(
-          ["Competitor", "Domain", `Mentions (${rangeLabel(range).toLowerCase()})`, "Share of voice", ""],
-          pinnedFirst.map((competitor) => {
-            const row = rows.get(competitor.toLowerCase())
-            return [
-              h("span", null, competitor, row?.is_pinned ? h("span", { class: "badge active", title: "Pinned competitor" }, " pinned") : null),
-              row?.domain ?? "—",
-              row ? formatNumber(row.mentions) : "—",
-              row ? formatPercent(row.share) : "—",
-              h("a", { href: `#${path}?competitor=${encodeURIComponent(competitor)}${range === "30d" ? "" : `&range=${range}`}` }, `Where ${competitor} appears`)
-            ]
-          }),
-          [2, 3],
-          { id: "competitors-table", "aria-label": "Tracked competitors" }
+        : h(
+          "div",
+          null,
+          h(
+            "p",
+            { class: "muted", id: "competitors-scope" },
+            `${formatNumber(ranking.value.total_responses)} answers, ${rangeLabel(range).toLowerCase()}, ${scopeWords(engine, region)}.`,
+            own ? ` ${own.name} (you): ${shareText(own.share, own.share_ci95)}.` : null
+          ),
+          tableWrap(h(
+            "table",
+            { id: "competitors-table", "aria-label": "Tracked competitors" },
+            h("thead", null, h("tr", null,
+              h("th", { scope: "col" }, "Competitor"),
+              h("th", { scope: "col" }, "Domain"),
+              h("th", { class: "num", scope: "col" }, "Mentions"),
+              h("th", { class: "num", scope: "col" }, "Share of voice (95% interval)"),
+              h("th", { class: "num", scope: "col" }, "Change"),
+              h("th", { scope: "col" }, ""))),
+            h("tbody", null, pinnedFirst.map((competitor) => {
+              const row = rows.get(competitor.toLowerCase())
+              return h(
+                "tr",
+                { "data-brand": competitor },
+                h("td", null, competitor, row?.is_pinned ? h("span", { class: "badge active", title: "Pinned competitor" }, " pinned") : null),
+                h("td", null, row?.domain ?? "—"),
+                h("td", { class: "num" }, row ? formatNumber(row.mentions) : "—"),
+                h("td", { class: "num", "data-share": "" }, row ? shareText(row.share, row.share_ci95) : "—"),
+                h("td", { class: "num" }, row ? shareChange(row) : "—"),
+                h("td", null, h("a", { href: detailHref(competitor) }, `Where ${competitor} appears`))
+              )
+            }))
+          ))
         )
     )
   }
@@ -111,15 +125,10 @@ export const competitorsScreen = (slug: string, params: URLSearchParams) => {
     if (selected === "") return
     const card = section(`Where ${selected} appears`, "competitor-detail")
     detail.replaceChildren(card.element)
-    const primary = await primarySlug()
-    if (primary !== slug) {
-      return card.fill(h("p", { class: "notice" }, "Where a competitor appears is measured for your primary brand (the first one you added)",
-        primary ? [". ", h("a", { href: `#/brands/${primary}/competitors?competitor=${encodeURIComponent(selected)}` }, "Open it there")] : null, "."))
-    }
     const name = encodeURIComponent(selected)
     const [prompts, citations] = await Promise.all([
-      get<CompetitorPromptsResponse>(`/api/v1/me/industry/competitors/${name}/prompts?range=${range}`),
-      get<CompetitorCitationsResponse>(`/api/v1/me/industry/competitors/${name}/citations?range=${range}`)
+      get<CompetitorPromptsResponse>(`/api/v1/me/industry/competitors/${name}/prompts?range=${range}&brand=${encodeURIComponent(slug)}`),
+      get<CompetitorCitationsResponse>(`/api/v1/me/industry/competitors/${name}/citations?range=${range}&brand=${encodeURIComponent(slug)}`)
     ])
     card.fill(
       h("h3", null, "Prompts where it is named"),
@@ -191,7 +200,13 @@ export const competitorsScreen = (slug: string, params: URLSearchParams) => {
     brandNav(slug, "competitors"),
     pageHead(brandTitle(slug, h("h1"), (n) => `Competitors · ${n}`), "The brands your brand is compared with in AI answers."),
     h("section", { class: "card", "aria-labelledby": "add-competitor-title" }, h("h2", { id: "add-competitor-title" }, "Add a competitor"), form, status),
-    h("div", { class: "form-row card" }, rangeField("competitors-range", range, (r) => navigate(path, params, { range: r === "30d" ? null : r }))),
+    h(
+      "div",
+      { class: "form-row card", role: "group", "aria-label": "Filters" },
+      rangeField("competitors-range", range, (r) => navigate(path, params, { range: r === "30d" ? null : r })),
+      engineField("competitors-engine", engine, (e) => navigate(path, params, { engine: e })),
+      regionField("competitors-region", region, (r) => navigate(path, params, { region: r }))
+    ),
     list.element,
     detail
   )

@@ -1,37 +1,18 @@
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
-import { formatNumber, formatPercent, h } from "../dom.js"
-import { dataTable, emptyState, errorState, field, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, select } from "./kit.js"
-import { intervalEnds, INTERVAL_MEANING } from "../intervals.js"
+import { formatNumber, h } from "../dom.js"
+import { emptyState, errorState, field, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, select } from "./kit.js"
+import { INTERVAL_MEANING } from "../intervals.js"
+import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareTable } from "./scope.js"
 
 /**
- * Share of voice of this brand against its competitors, for every prompt or one topic of its prompts.
- * State: ?range=30d&topic=<topic>.
+ * Share of voice of this brand against its competitors, for every prompt or one topic of its prompts,
+ * every engine or one, every region or one. State: ?range=30d&topic=<topic>&engine=chatgpt&region=US.
  */
 
-interface Row {
-  readonly name: string
-  readonly mentions: number
-  readonly share: number
-  readonly delta: number
-  readonly is_own: boolean
-  readonly is_pinned: boolean
-  readonly sentiment: { readonly pos: number; readonly neu: number; readonly neg: number }
-  readonly share_ci95: readonly [number, number] | null
-  readonly significant: boolean
-}
-interface RankingResponse {
-  readonly brand_slug: string
-  readonly brand_name: string
-  readonly topic: string | null
-  readonly total_responses: number
-  readonly ranking: ReadonlyArray<Row>
-}
 interface PromptsResponse {
   readonly prompts: ReadonlyArray<{ readonly topic: string }>
 }
-
-const points = (value: number) => `${value >= 0 ? "+" : "−"}${Math.abs(value * 100).toFixed(1)} pt`
 
 export const rankingScreen = (slug: string, params: URLSearchParams) => {
   const path = `/brands/${slug}/ranking`
@@ -51,33 +32,26 @@ export const rankingScreen = (slug: string, params: URLSearchParams) => {
     topicSelect.replaceChildren(h("option", { value: "" }, "All topics"), ...themes.map((t) => h("option", { value: t, selected: t === topic }, t)))
   })
 
-  const query = new URLSearchParams({ range })
-  if (topic !== "") query.set("topic", topic)
-  void get<RankingResponse>(`/api/v1/me/industry/ranking?${query.toString()}&brand=${encodeURIComponent(slug)}`).then((result) => {
+  const engine = engineOf(params)
+  const region = regionOf(params)
+  void get<RankingResponse>(rankingQuery(slug, range, { engine, region, topic })).then((result) => {
     if (!result.ok) return list.fill(errorState("The ranking", result.error))
     const data = result.value
     heading.textContent = `Ranking · ${data.brand_name}`
     list.fill(
-      h("p", { class: "muted" }, `${formatNumber(data.total_responses)} answers ${data.topic ? `to prompts about “${data.topic}”` : "to all prompts"}, ${rangeLabel(range).toLowerCase()}. ${INTERVAL_MEANING}`),
+      h(
+        "p",
+        { class: "muted", id: "ranking-scope" },
+        `${formatNumber(data.total_responses)} answers ${data.topic ? `to prompts about “${data.topic}”` : "to all prompts"}, ${rangeLabel(range).toLowerCase()}, ${scopeWords(engine, region)}. ${INTERVAL_MEANING}`
+      ),
       data.ranking.length === 0
         ? emptyState(
-          topic === "" ? "No answers in this period yet: the ranking fills in after the first scans." : "No answers to prompts of this topic in this period.",
+          topic === "" && engine === "" && region === ""
+            ? "No answers in this period yet: the ranking fills in after the first scans."
+            : "No answers match these filters in this period.",
           topic === "" ? h("a", { href: `#/brands/${data.brand_slug}/competitors` }, "Add competitors to compare with") : h("a", { href: `#${path}${range === "30d" ? "" : `?range=${range}`}` }, "Show all topics")
         )
-        : dataTable(
-          ["#", "Brand", "Mentions", "Share of voice", "Change", "Positive", "Negative"],
-          data.ranking.map((row, i) => [
-            String(i + 1),
-            h("span", null, row.is_own ? h("strong", null, `${row.name} (you)`) : row.name, row.is_pinned ? h("span", { class: "badge active" }, " pinned") : null),
-            formatNumber(row.mentions),
-            formatPercent(row.share) + intervalEnds(row.share_ci95, 100),
-            row.significant ? points(row.delta) : h("span", { class: "muted", title: "Within sampling noise" }, `${points(row.delta)} (not significant)`),
-            formatPercent(row.sentiment.pos),
-            formatPercent(row.sentiment.neg)
-          ]),
-          [0, 2, 3, 4, 5, 6],
-          { id: "ranking-table", "aria-label": "Share of voice ranking" }
-        )
+        : shareTable(data.ranking, { id: "ranking-table", "aria-label": "Share of voice ranking" }, { sentiment: true })
     )
   })
 
@@ -90,6 +64,8 @@ export const rankingScreen = (slug: string, params: URLSearchParams) => {
       "div",
       { class: "form-row card", role: "group", "aria-label": "Filters" },
       rangeField("ranking-range", range, (r) => navigate(path, params, { range: r === "30d" ? null : r })),
+      engineField("ranking-engine", engine, (e) => navigate(path, params, { engine: e })),
+      regionField("ranking-region", region, (r) => navigate(path, params, { region: r })),
       field("ranking-topic", "Topic", topicSelect)
     ),
     list.element

@@ -35,6 +35,7 @@ export const topicsScreen = (slug: string) => {
               TIERS[t.tier],
               h("span", { class: "actions" },
                 h("a", { href: `#/brands/${slug}/ranking?topic=${encodeURIComponent(t.theme)}` }, "Ranking"),
+                h("a", { href: `#/brands/${slug}/citations?topic=${encodeURIComponent(t.theme)}` }, "Gap report"),
                 h("a", { href: `#/brands/${slug}/prompts?topic=${encodeURIComponent(t.theme)}` }, "Prompts"))
             ]),
             [1],
