@@ -19,13 +19,13 @@ import {
 } from "../platform/HttpErrors.js"
 import { metrics } from "../platform/Metrics.js"
 import { now } from "../platform/Time.js"
-import { Alerts } from "../webhooks/Alerts.js"
 import { MAX_BATCH_RECORDS } from "./Api.js"
 import { IngestionConfig } from "./Config.js"
 import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
 import { isLogFormat, LOG_FORMATS, type LogFormat } from "./formats/common.js"
 import { type HitRow, HitsRepo, type ReferralRow, type SpoofedCount } from "./HitsRepo.js"
 import { QuotaRepo } from "./QuotaRepo.js"
+import { IngestionReports } from "./Reports.js"
 import { Verification } from "../verification/Verification.js"
 import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
 import { Spool, type SpooledDelivery } from "./Spool.js"
@@ -150,7 +150,7 @@ export const IngestionLive = Layer.effect(
     const { classify } = yield* Classifier
     const config = yield* IngestionConfig
     const verification = yield* Verification
-    const alerts = yield* Alerts
+    const alerts = yield* IngestionReports
 
     /** What the drain reports while the database is unreachable: the last figures it gave this account. */
     const lastKnown = new Map<number, { used: number; cap: number }>()
