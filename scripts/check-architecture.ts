@@ -202,13 +202,22 @@ const listCasts = process.argv.includes("--casts")
       const source = program.getSourceFile(join(root, file))
       if (source === undefined) continue
       const lines = source.text.split("\n")
-      /** The reason given on the cast's line or in the comment lines right above it. */
+      /** The reason given on a line or in the comment lines right above it. */
       const reasonAt = (line: number): string | null => {
         for (let i = line; i >= 0; i--) {
           const text = lines[i]!
           const at = text.indexOf(MARKER)
           if (at !== -1) return text.slice(at + MARKER.length).trim()
           if (i < line && !/^\s*(\/\/|\/?\*)/.test(text)) return null
+        }
+        return null
+      }
+      /** The reason at the cast's line, or at the start of what holds it, up to its statement or property. */
+      const reasonOf = (node: ts.Node): string | null => {
+        for (let n: ts.Node | undefined = node; n !== undefined && !ts.isSourceFile(n); n = n.parent) {
+          const reason = reasonAt(source.getLineAndCharacterOfPosition(n.getStart(source)).line)
+          if (reason !== null) return reason
+          if (ts.isStatement(n) || ts.isPropertyAssignment(n) || ts.isClassElement(n)) return null
         }
         return null
       }
@@ -223,7 +232,7 @@ const listCasts = process.argv.includes("--casts")
           anyIn(node.type)
           if (namesAny || !checker.isTypeAssignableTo(checker.getTypeAtLocation(node.expression), target)) {
             const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line
-            const reason = reasonAt(line)
+            const reason = reasonOf(node)
             const where = `${file}:${line + 1}: ${node.getText(source).replace(/\s+/g, " ").slice(0, 100)}`
             if (reason === null || reason.length < 8) unmarked.set(file, [...(unmarked.get(file) ?? []), where])
             else if (listCasts) console.log(`${where}\n    ${reason}`)

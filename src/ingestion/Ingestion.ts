@@ -29,6 +29,7 @@ import { IngestionReports } from "./Reports.js"
 import { Verification } from "../verification/Verification.js"
 import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
 import { Spool, type SpooledDelivery } from "./Spool.js"
+import { errorCode } from "../platform/Guards.js"
 
 /**
  * Server-log ingestion (docs/ingestion.md, docs/decisions.md, docs/agents.md): checks, then
@@ -134,7 +135,7 @@ export const signatureValid = (secret: string, body: Uint8Array, given: string, 
 /** An outage (retry later) rather than a statement the data made fail (SQLSTATE 22 data, 23 integrity, 42 syntax). */
 export const isOutage = (defect: unknown): boolean => {
   if (!(defect instanceof SqlError)) return false
-  const code = (defect.cause as { code?: unknown } | undefined)?.code
+  const code = errorCode(defect.cause)
   return !(typeof code === "string" && /^(22|23|42)/.test(code))
 }
 

@@ -185,7 +185,7 @@ export const PromptsLive = Layer.effectDiscard(
         }),
         completions: spec.arguments.some((argument) => argument.name === "brand")
           ? {
-            // Runs in the fiber of the /mcp request, which carries the server's DefaultServices.
+            // allow-cast: runs in the fiber of the /mcp request, which carries the server's DefaultServices.
             brand: (input: string) =>
               Effect.provideService(brandCompletion(input), InProcessApp, inProcess) as Effect.Effect<McpSchema.CompleteResult>
           }
