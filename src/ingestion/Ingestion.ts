@@ -1,5 +1,5 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Context, Effect, Exit, Layer } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Schema } from "effect"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import type { Plan } from "../accounts/Plans.js"
 import { monthStart } from "../platform/Days.js"
@@ -46,6 +46,8 @@ export interface IngestResult {
 export interface DrainResult extends IngestResult {
   readonly scanned: number
   readonly skipped: number
+  /** For ingestion health: the log source most records were read as, else the format asked (auto when none). */
+  readonly format: LogFormat
 }
 
 export interface BatchInput {
@@ -101,8 +103,12 @@ export class Ingestion extends Context.Tag("Ingestion")<Ingestion, IngestionShap
 export const CAP_REACHED = "monthly server-log event cap reached"
 const PLAN_BATCH = forbidden("plan not entitled to server-log ingestion")
 const PLAN_DRAIN = forbidden("plan not entitled to log-drain ingestion: Growth plan or higher")
-const SIGNATURE_MISSING = forbidden("missing x-drain-signature")
-const SIGNATURE_MISMATCH = forbidden("x-drain-signature mismatch")
+/** A drain delivery refused for its signature: answered 403, and counted as such in ingestion health. */
+export class SignatureRefused extends Schema.TaggedError<SignatureRefused>()("SignatureRefused", {
+  reason: Schema.Literal("missing", "mismatch")
+}) {}
+const signatureForbidden = (refused: SignatureRefused) =>
+  forbidden(refused.reason === "missing" ? "missing x-drain-signature" : "x-drain-signature mismatch")
 const MISSING_SITE = badRequest("missing site_id")
 const UNKNOWN_SITE = notFound("unknown site_id")
 const BAD_CHANNEL = badRequest(`invalid channel: must be one of ${BATCH_CHANNELS.join(", ")}`)
@@ -234,15 +240,15 @@ export const IngestionLive = Layer.effect(
         if (!plan.drainIngest) return yield* Effect.fail(PLAN_DRAIN)
         // An unread (too large) body is refused as unparseable below: nothing of it is stored.
         if (brand.drainSecret !== null && delivery.body !== null) {
-          if (delivery.signature === null || delivery.signature.trim() === "") return yield* Effect.fail(SIGNATURE_MISSING)
+          if (delivery.signature === null || delivery.signature.trim() === "") return yield* new SignatureRefused({ reason: "missing" })
           if (!signatureValid(brand.drainSecret, delivery.body, delivery.signature, config.maxInflatedBytes)) {
-            return yield* Effect.fail(SIGNATURE_MISMATCH)
+            return yield* new SignatureRefused({ reason: "mismatch" })
           }
         }
         const decoded = decoder.decode(delivery.body, delivery.receivedAt, delivery.format)
         const { hits, referrals } = split(decoded.requests, delivery.id)
         const stored = yield* store({ brand, plan, channel: "drain", receivedAt: delivery.receivedAt, hits, referrals })
-        return { ...stored, scanned: decoded.scanned, skipped: decoded.scanned - hits.length } satisfies DrainResult
+        return { ...stored, scanned: decoded.scanned, skipped: decoded.scanned - hits.length, format: decoded.readAs ?? delivery.format ?? "auto" } satisfies DrainResult
       })
 
     /**
@@ -264,6 +270,7 @@ export const IngestionLive = Layer.effect(
           accepted: 0,
           scanned: decoded.scanned,
           skipped: decoded.scanned - hits.length,
+          format: decoded.readAs ?? delivery.format ?? "auto",
           monthly_used: known?.used ?? 0,
           monthly_cap: known?.cap ?? 0
         } satisfies DrainResult
@@ -295,9 +302,10 @@ export const IngestionLive = Layer.effect(
           Effect.onExit((exit) => {
             const result = Exit.isSuccess(exit) ? exit.value : null
             const refused = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : null
-            const signatureFailure = refused?._tag === "Some" && [SIGNATURE_MISSING.error, SIGNATURE_MISMATCH.error].includes(refused.value.error)
-            return alerts.delivery({ accountId: input.accountId, siteId, channel: "drain", format: "ndjson", records: result?.scanned ?? 0, accepted: result?.accepted ?? 0, unparseable: result !== null && result.scanned === 0 ? 1 : 0, signatureFailure })
-          })
+            const signatureFailure = refused?._tag === "Some" && refused.value._tag === "SignatureRefused"
+            return alerts.delivery({ accountId: input.accountId, siteId, channel: "drain", format: result?.format ?? format, records: result?.scanned ?? 0, accepted: result?.accepted ?? 0, unparseable: result !== null && result.scanned === 0 ? 1 : 0, signatureFailure })
+          }),
+          Effect.catchTag("SignatureRefused", (refused) => Effect.fail(signatureForbidden(refused)))
         )
       })
 
@@ -324,6 +332,7 @@ export const IngestionLive = Layer.effect(
 
     const replay: IngestionShape["replay"] = (delivery) =>
       processDrain(delivery).pipe(
+        Effect.catchTag("SignatureRefused", (refused) => Effect.fail(signatureForbidden(refused))),
         Effect.map((result): ReplayOutcome => ({ _tag: "Stored", result })),
         Effect.catchAll((error) => Effect.succeed<ReplayOutcome>({ _tag: "Dropped", reason: error.error }))
       )

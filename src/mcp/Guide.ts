@@ -2,7 +2,7 @@ import { McpSchema, McpServer } from "@effect/ai"
 import { Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
 import { ENGINE_SLUGS, RangeLiteral, Slug } from "../platform/Schemas.js"
 import { InProcessApp, readJson } from "../web/InProcess.js"
-import { McpCaller, readEndpointTools } from "./Tools.js"
+import { McpCaller } from "./Tools.js"
 
 /**
  * What an assistant is told about this server: the `instructions` of initialize (which tool answers
@@ -141,10 +141,6 @@ export const PROMPTS: ReadonlyArray<PromptSpec> = [
       ].join("\n")
   }
 ]
-
-/** Every tool a prompt names exists: the prompts are written against this server's tools only. */
-export const toolsNamedIn = (text: string): ReadonlyArray<string> =>
-  readEndpointTools.map((tool) => tool.name).filter((name) => new RegExp(`\\b${name}\\b`).test(text))
 
 const argumentMessage = (name: string, error: ParseResult.ParseError) => {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
