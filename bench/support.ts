@@ -149,7 +149,7 @@ export const inProcessApp = async (databaseUrl: string) => {
   const { PasswordHasherCheap } = await import("../src/accounts/Passwords.js")
   const { ApiLive, makeServices, RepositoriesLive } = await import("../src/app/Layers.js")
   const { appConfigTest } = await import("../src/platform/Config.js")
-  const { MigratedSqlLive } = await import("../src/platform/Database.js")
+  const { MigratedSqlLive } = await import("../src/platform/Migrations.js")
   const config = appConfigTest({ databaseUrl: Option.some(Redacted.make(databaseUrl)) })
   const infra = RepositoriesLive.pipe(Layer.provideMerge(MigratedSqlLive), Layer.provide(config))
   const app = Layer.mergeAll(ApiLive, HttpServer.layerContext).pipe(

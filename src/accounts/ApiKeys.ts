@@ -139,21 +139,21 @@ export const ApiKeysLive = Layer.scoped(
     const lookup = (hash: string) => cache.read(hash, Effect.map(repo.findByHash(hash), Option.getOrNull))
 
     /** A valid key within its plan's cap: its use is noted. */
-    const accepted = (hash: string, key: KeyLookup): Effect.Effect<{ readonly accountId: number; readonly keyId: string }> => {
-      const at = new Date()
-      pendingLastUsed.set(key.id, at)
-      const current = { accountId: key.accountId, keyId: key.id }
-      if (key.used) return Effect.succeed(current)
-      // A key's first use is written at once (later ones in batches): the key list of every
-      // server process, not only this one's pending times, shows that it has been used.
-      return repo.touch([{ id: key.id, at }]).pipe(
-        Effect.exit,
-        Effect.map((written) => {
-          if (Exit.isSuccess(written)) cache.update(hash, (entry) => entry && { ...entry, used: true })
-          return current
-        })
-      )
-    }
+    const accepted = (hash: string, key: KeyLookup): Effect.Effect<{ readonly accountId: number; readonly keyId: string }> =>
+      Effect.flatMap(now, (at) => {
+        pendingLastUsed.set(key.id, at)
+        const current = { accountId: key.accountId, keyId: key.id }
+        if (key.used) return Effect.succeed(current)
+        // A key's first use is written at once (later ones in batches): the key list of every
+        // server process, not only this one's pending times, shows that it has been used.
+        return repo.touch([{ id: key.id, at }]).pipe(
+          Effect.exit,
+          Effect.map((written) => {
+            if (Exit.isSuccess(written)) cache.update(hash, (entry) => entry && { ...entry, used: true })
+            return current
+          })
+        )
+      })
 
     const authenticate: ApiKeysShape["authenticate"] = (authorization) => {
       if (authorization === undefined) return Effect.fail(MISSING)

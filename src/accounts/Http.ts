@@ -6,7 +6,6 @@ import { Accounts } from "./Accounts.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { BearerAuth, CurrentUser, SESSION_COOKIE, SessionAuth } from "./Api.js"
 import { noteAccount, recordAccount, RequestMeta } from "../platform/RequestMeta.js"
-import { AgentsConfig } from "../agents/Config.js"
 import { AppConfig } from "../platform/Config.js"
 import { ForwardedAccount } from "./Forwarded.js"
 import { clientIp } from "../platform/ClientIp.js"
@@ -78,8 +77,7 @@ const setSessionCookie = (token: string, expires: Date | undefined, secure: Secu
 export const AuthHttpLive = HttpApiBuilder.group(ServerApi, "auth", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
-    const { trustProxy } = yield* AppConfig
-    const { publicUrl } = yield* AgentsConfig
+    const { publicUrl, trustProxy } = yield* AppConfig
     const secure: SecureCookieRule = {
       trustProxy,
       publicHttps: Option.isSome(publicUrl) && publicUrl.value.toLowerCase().startsWith("https://")
@@ -103,8 +101,7 @@ export const MeHttpLive = HttpApiBuilder.group(ServerApi, "me", (handlers) =>
     const keys = yield* ApiKeys
     const fills = yield* WorkspaceFill
     const limiter = yield* RateLimiter
-    const { trustProxy } = yield* AppConfig
-    const { publicUrl } = yield* AgentsConfig
+    const { publicUrl, trustProxy } = yield* AppConfig
     const secure: SecureCookieRule = {
       trustProxy,
       publicHttps: Option.isSome(publicUrl) && publicUrl.value.toLowerCase().startsWith("https://")

@@ -1,4 +1,4 @@
-import { Config, Context, Effect, Layer, Option } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
 
 /** Retention and the tag, read once from the environment (docs/agents.md). The tag's per-site rate limit is
  * RATE_LIMIT_COLLECT_SITE of the shared RateLimiter (docs/operations.md). */
@@ -9,8 +9,6 @@ export interface AgentsConfigShape {
   readonly rollupRetentionDays: number
   /** How often the retention fiber runs (it also rebuilds the 7/30/90-day spans after midnight UTC). */
   readonly sweepEveryMs: number
-  /** The server's public base URL for the tag snippet (e.g. https://api.example.com); None = from the request. */
-  readonly publicUrl: Option.Option<string>
 }
 
 export class AgentsConfig extends Context.Tag("AgentsConfig")<AgentsConfig, AgentsConfigShape>() {}
@@ -27,22 +25,17 @@ export const AgentsConfigLive = Layer.effect(
     const env = yield* Config.all({
       rawRetentionDays: Config.integer("RAW_HIT_RETENTION_DAYS").pipe(Config.withDefault(AGENTS_DEFAULTS.rawRetentionDays)),
       rollupRetentionDays: Config.integer("ROLLUP_RETENTION_DAYS").pipe(Config.withDefault(AGENTS_DEFAULTS.rollupRetentionDays)),
-      sweepMinutes: Config.number("RETENTION_SWEEP_MINUTES").pipe(Config.withDefault(AGENTS_DEFAULTS.sweepEveryMs / 60_000)),
-      publicUrl: Config.option(Config.string("PUBLIC_URL"))
+      sweepMinutes: Config.number("RETENTION_SWEEP_MINUTES").pipe(Config.withDefault(AGENTS_DEFAULTS.sweepEveryMs / 60_000))
     }).pipe(Effect.orDie)
     return {
       rawRetentionDays: Math.max(1, env.rawRetentionDays),
       // The rollup must outlive the longest range (90 days) and the raw hits.
       rollupRetentionDays: Math.max(90, env.rawRetentionDays, env.rollupRetentionDays),
-      sweepEveryMs: Math.max(1_000, env.sweepMinutes * 60_000),
-      publicUrl: Option.map(
-        Option.filter(env.publicUrl, (url) => url.trim() !== ""),
-        (url) => url.trim().replace(/\/+$/, "")
-      )
+      sweepEveryMs: Math.max(1_000, env.sweepMinutes * 60_000)
     }
   })
 )
 
 /** For tests: the defaults and any overrides. */
 export const agentsConfigTest = (overrides: Partial<AgentsConfigShape> = {}) =>
-  Layer.succeed(AgentsConfig, { ...AGENTS_DEFAULTS, publicUrl: Option.none(), ...overrides })
+  Layer.succeed(AgentsConfig, { ...AGENTS_DEFAULTS, ...overrides })

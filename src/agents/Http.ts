@@ -6,7 +6,6 @@ import { encodedJson } from "../platform/FastJson.js"
 import { Agents, dashboardWire, pagesWire } from "./Agents.js"
 import { AgentPagesResponse, AgentsResponse } from "./Api.js"
 import { AppConfig } from "../platform/Config.js"
-import { AgentsConfig } from "./Config.js"
 import { requestOrigin } from "../platform/RequestOrigin.js"
 
 /**
@@ -23,14 +22,13 @@ export const publicBaseVary = (configured: Option.Option<string>, trustProxy: bo
 export const AgentsHttpLive = HttpApiBuilder.group(ServerApi, "agents", (handlers) =>
   Effect.gen(function*() {
     const agents = yield* Agents
-    const config = yield* AgentsConfig
-    const { trustProxy } = yield* AppConfig
+    const { publicUrl, trustProxy } = yield* AppConfig
     return handlers
       // The hot reads leave in their wire form, encoded once (FastJson.ts).
       .handle("dashboard", ({ path, request, urlParams }) =>
         Effect.flatMap(CurrentAccount, ({ accountId }) =>
           Effect.map(
-            agents.dashboard(accountId, path.slug, urlParams, publicBaseOf(request, config.publicUrl, trustProxy)),
+            agents.dashboard(accountId, path.slug, urlParams, publicBaseOf(request, publicUrl, trustProxy)),
             (dashboard) => encodedJson(AgentsResponse, dashboardWire(dashboard))
           )))
       .handle("pages", ({ path, urlParams }) =>

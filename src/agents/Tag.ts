@@ -6,7 +6,6 @@ import { Ingestion } from "../ingestion/Ingestion.js"
 import { clientIp } from "../platform/ClientIp.js"
 import { AppConfig } from "../platform/Config.js"
 import { RateLimiter, rateLimitedResponse, withRateLimitHeaders } from "../platform/RateLimiter.js"
-import { AgentsConfig } from "./Config.js"
 import { publicBaseOf, publicBaseVary } from "./Http.js"
 
 /**
@@ -75,11 +74,10 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function*() {
     const ingestion = yield* Ingestion
     const brands = yield* Brands
-    const config = yield* AgentsConfig
     const limiter = yield* RateLimiter
     const markers = tagMarkers()
     const appConfig = yield* AppConfig
-    const vary = publicBaseVary(config.publicUrl, appConfig.trustProxy)
+    const vary = publicBaseVary(appConfig.publicUrl, appConfig.trustProxy)
 
     yield* router.get(
       TAG_PATH,
@@ -97,7 +95,7 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
         if (!isSiteId(siteId)) return js("/* invalid site_id: must be the brand's site id (a UUID) */\n", 400, "no-store")
         if (Option.isNone(yield* brands.findSite(siteId))) return js("/* unknown site_id */\n", 404, "no-store")
         // From PUBLIC_URL, or from headers a shared cache keys on (Vary): never an untrusted proxy header.
-        const collectUrl = `${publicBaseOf(request, config.publicUrl, appConfig.trustProxy)}${COLLECT_PATH}`
+        const collectUrl = `${publicBaseOf(request, appConfig.publicUrl, appConfig.trustProxy)}${COLLECT_PATH}`
         const answer = js(tagScript(siteId.toLowerCase(), collectUrl, markers), 200, "public, max-age=3600")
         return vary === undefined ? answer : HttpServerResponse.setHeader(answer, "vary", vary)
       })

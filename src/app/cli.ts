@@ -1,13 +1,13 @@
 import { Args, CliConfig, Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { BunContext, BunRuntime } from "@effect/platform-bun"
-import { Cause, Console, Effect, Layer, Option } from "effect"
+import { Cause, Console, Effect, Layer, Option, Schema } from "effect"
 import { type PlanId, PLAN_IDS } from "../accounts/Plans.js"
 import { AccountsRepo, AccountsRepoLive } from "../accounts/Repo.js"
-import { runClassify } from "../catalog/classifyCli.js"
+import { runClassify } from "../verification/classifyCli.js"
 import { LOG_FORMATS } from "../ingestion/formats/common.js"
 import { shipCommand } from "../ingestion/shipCli.js"
 import { AppConfigLive } from "../platform/Config.js"
-import { MigratedSqlLive } from "../platform/Database.js"
+import { MigratedSqlLive } from "../platform/Migrations.js"
 import { rangesUpdate, verifyCommand } from "../verification/cli.js"
 import { demoCommand } from "./Demo.js"
 import { importCommand, scanCommand, scanEnvironmentLive } from "../observations/cli.js"
@@ -27,20 +27,14 @@ import { cliServicesLive } from "./Layers.js"
  */
 
 /** A well-formed command that could not be carried out: exit code 1. */
-class CommandFailed {
-  readonly _tag = "CommandFailed"
-  constructor(readonly message: string) {}
-}
+class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandFailed", { message: Schema.String }) {}
 
 /** A mistyped command: exit code 2. */
-class UsageError {
-  readonly _tag = "UsageError"
-  constructor(readonly message: string) {}
-}
+class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
 
 /** Alone, a command that only groups others prints its help and exits 2 (nothing was done). */
 const helpOf = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>) =>
-  Effect.suspend(() => Effect.fail(new UsageError(HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)))))
+  Effect.suspend(() => Effect.fail(new UsageError({ message: HelpDoc.toAnsiText(Command.getHelp(command, CliConfig.defaultConfig)) })))
 
 const DatabaseLive = MigratedSqlLive.pipe(Layer.provide(AppConfigLive))
 
@@ -66,7 +60,7 @@ const planSet = Command.make(
     Effect.gen(function*() {
       const repo = yield* AccountsRepo
       const account = yield* repo.setPlanByEmail(email, plan)
-      if (Option.isNone(account)) return yield* Effect.fail(new CommandFailed(`no user with email ${email}`))
+      if (Option.isNone(account)) return yield* Effect.fail(new CommandFailed({ message: `no user with email ${email}` }))
       yield* Console.log(`account ${account.value.id} (${account.value.name}) of ${email} is now on the ${plan} plan`)
     }).pipe(Effect.provide(AccountsRepoLive.pipe(Layer.provide(DatabaseLive))))
 ).pipe(Command.withDescription(`move that user's account to a plan (${PLAN_IDS.join(", ")})`))
@@ -128,7 +122,7 @@ const ship = Command.make(
       ], ["concurrency", o.concurrency]]),
       ...(o.all ? ["--all"] : []),
       ...(o.quiet ? ["--quiet"] : [])
-    ]))).pipe(Effect.mapError((e) => (e._tag === "ShipUsageError" ? new UsageError(e.message) : new CommandFailed(e.message))))
+    ]))).pipe(Effect.mapError((e) => (e._tag === "ShipUsageError" ? new UsageError({ message: e.message }) : new CommandFailed({ message: e.message }))))
 ).pipe(Command.withDescription("send log files to a server's batch endpoint"))
 
 const rangesUpdateCommand = Command.make(

@@ -10,6 +10,7 @@ import {
   UnauthorizedError
 } from "../platform/HttpErrors.js"
 import { Count, Str } from "../platform/Schemas.js"
+import { LogFormatSchema } from "./formats/common.js"
 
 /** Server-log ingestion (docs/ingestion.md; docs/decisions.md). */
 
@@ -123,10 +124,12 @@ export const DrainUrlParams = Schema.Struct({
     })
   ),
   format: Schema.optional(
-    Schema.Union(Schema.String, Schema.Array(Schema.String)).annotations({
+    // The formats as a literal (OpenAPI lists them, the typed client names them); case and the spaces around
+    // are not checked by the schema but by the service, so another value answers its own 400.
+    Schema.Union(LogFormatSchema, Schema.String, Schema.Array(Schema.String)).annotations({
       description:
-        "The log format of the body: auto (the default: detected from the content), vercel, cloudflare, fastly, " +
-        "akamai, netlify, cloudfront or combined. Another value answers 400"
+        "The log format of the body (LogFormat; auto, the default, detects it from the content), in any case. " +
+        "Another value answers 400. When repeated, the first value counts"
     })
   )
 })

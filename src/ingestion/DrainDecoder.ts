@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { gunzipBounded, isGzip } from "../platform/Inflate.js"
 import { IngestionConfig } from "./Config.js"
-import { type LogFormat, LogDecoder } from "./formats/index.js"
+import { type LogFormat, LogDecoder, type LogSourceName } from "./formats/index.js"
 import { gunzipTruncated } from "./formats/gzip.js"
 import type { LogRequest } from "./Records.js"
 
@@ -20,6 +20,8 @@ export interface DecodedDelivery {
   readonly unparseable: string | null
   /** Records per format they parsed as (the log sources of docs/ingestion.md). */
   readonly byFormat?: Partial<Record<LogFormat, number>>
+  /** The log source most records were read as (absent when nothing could be read). */
+  readonly readAs?: LogSourceName | null
 }
 
 export interface DrainDecoderShape {
@@ -108,7 +110,7 @@ export const makeDrainDecoder = (options: { readonly maxInflatedBytes: number })
     const requests: Array<LogRequest> = []
     decoder.text(utf8.decode(bytes), requests, cut)
     if (decoder.parsed === 0) return unparseable("not a log")
-    return { scanned: decoder.scanned, requests, unparseable: null, byFormat: decoder.byFormat }
+    return { scanned: decoder.scanned, requests, unparseable: null, byFormat: decoder.byFormat, readAs: decoder.readAs() }
   }
 })
 

@@ -1,5 +1,5 @@
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Context, Effect, Exit, Layer } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Schema } from "effect"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import type { Plan } from "../accounts/Plans.js"
 import { monthStart } from "../platform/Days.js"
@@ -19,16 +19,17 @@ import {
 } from "../platform/HttpErrors.js"
 import { metrics } from "../platform/Metrics.js"
 import { now } from "../platform/Time.js"
-import { Alerts } from "../webhooks/Alerts.js"
 import { MAX_BATCH_RECORDS } from "./Api.js"
 import { IngestionConfig } from "./Config.js"
 import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
 import { isLogFormat, LOG_FORMATS, type LogFormat } from "./formats/common.js"
 import { type HitRow, HitsRepo, type ReferralRow, type SpoofedCount } from "./HitsRepo.js"
 import { QuotaRepo } from "./QuotaRepo.js"
+import { IngestionReports } from "./Reports.js"
 import { Verification } from "../verification/Verification.js"
 import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
 import { Spool, type SpooledDelivery } from "./Spool.js"
+import { errorCode } from "../platform/Guards.js"
 
 /**
  * Server-log ingestion (docs/ingestion.md, docs/decisions.md, docs/agents.md): checks, then
@@ -45,6 +46,8 @@ export interface IngestResult {
 export interface DrainResult extends IngestResult {
   readonly scanned: number
   readonly skipped: number
+  /** For ingestion health: the log source most records were read as, else the format asked (auto when none). */
+  readonly format: LogFormat
 }
 
 export interface BatchInput {
@@ -100,8 +103,12 @@ export class Ingestion extends Context.Tag("Ingestion")<Ingestion, IngestionShap
 export const CAP_REACHED = "monthly server-log event cap reached"
 const PLAN_BATCH = forbidden("plan not entitled to server-log ingestion")
 const PLAN_DRAIN = forbidden("plan not entitled to log-drain ingestion: Growth plan or higher")
-const SIGNATURE_MISSING = forbidden("missing x-drain-signature")
-const SIGNATURE_MISMATCH = forbidden("x-drain-signature mismatch")
+/** A drain delivery refused for its signature: answered 403, and counted as such in ingestion health. */
+export class SignatureRefused extends Schema.TaggedError<SignatureRefused>()("SignatureRefused", {
+  reason: Schema.Literal("missing", "mismatch")
+}) {}
+const signatureForbidden = (refused: SignatureRefused) =>
+  forbidden(refused.reason === "missing" ? "missing x-drain-signature" : "x-drain-signature mismatch")
 const MISSING_SITE = badRequest("missing site_id")
 const UNKNOWN_SITE = notFound("unknown site_id")
 const BAD_CHANNEL = badRequest(`invalid channel: must be one of ${BATCH_CHANNELS.join(", ")}`)
@@ -134,7 +141,7 @@ export const signatureValid = (secret: string, body: Uint8Array, given: string, 
 /** An outage (retry later) rather than a statement the data made fail (SQLSTATE 22 data, 23 integrity, 42 syntax). */
 export const isOutage = (defect: unknown): boolean => {
   if (!(defect instanceof SqlError)) return false
-  const code = (defect.cause as { code?: unknown } | undefined)?.code
+  const code = errorCode(defect.cause)
   return !(typeof code === "string" && /^(22|23|42)/.test(code))
 }
 
@@ -150,7 +157,7 @@ export const IngestionLive = Layer.effect(
     const { classify } = yield* Classifier
     const config = yield* IngestionConfig
     const verification = yield* Verification
-    const alerts = yield* Alerts
+    const alerts = yield* IngestionReports
 
     /** What the drain reports while the database is unreachable: the last figures it gave this account. */
     const lastKnown = new Map<number, { used: number; cap: number }>()
@@ -233,15 +240,15 @@ export const IngestionLive = Layer.effect(
         if (!plan.drainIngest) return yield* Effect.fail(PLAN_DRAIN)
         // An unread (too large) body is refused as unparseable below: nothing of it is stored.
         if (brand.drainSecret !== null && delivery.body !== null) {
-          if (delivery.signature === null || delivery.signature.trim() === "") return yield* Effect.fail(SIGNATURE_MISSING)
+          if (delivery.signature === null || delivery.signature.trim() === "") return yield* new SignatureRefused({ reason: "missing" })
           if (!signatureValid(brand.drainSecret, delivery.body, delivery.signature, config.maxInflatedBytes)) {
-            return yield* Effect.fail(SIGNATURE_MISMATCH)
+            return yield* new SignatureRefused({ reason: "mismatch" })
           }
         }
         const decoded = decoder.decode(delivery.body, delivery.receivedAt, delivery.format)
         const { hits, referrals } = split(decoded.requests, delivery.id)
         const stored = yield* store({ brand, plan, channel: "drain", receivedAt: delivery.receivedAt, hits, referrals })
-        return { ...stored, scanned: decoded.scanned, skipped: decoded.scanned - hits.length } satisfies DrainResult
+        return { ...stored, scanned: decoded.scanned, skipped: decoded.scanned - hits.length, format: decoded.readAs ?? delivery.format ?? "auto" } satisfies DrainResult
       })
 
     /**
@@ -263,6 +270,7 @@ export const IngestionLive = Layer.effect(
           accepted: 0,
           scanned: decoded.scanned,
           skipped: decoded.scanned - hits.length,
+          format: decoded.readAs ?? delivery.format ?? "auto",
           monthly_used: known?.used ?? 0,
           monthly_cap: known?.cap ?? 0
         } satisfies DrainResult
@@ -294,9 +302,10 @@ export const IngestionLive = Layer.effect(
           Effect.onExit((exit) => {
             const result = Exit.isSuccess(exit) ? exit.value : null
             const refused = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : null
-            const signatureFailure = refused?._tag === "Some" && [SIGNATURE_MISSING.error, SIGNATURE_MISMATCH.error].includes(refused.value.error)
-            return alerts.delivery({ accountId: input.accountId, siteId, channel: "drain", format: "ndjson", records: result?.scanned ?? 0, accepted: result?.accepted ?? 0, unparseable: result !== null && result.scanned === 0 ? 1 : 0, signatureFailure })
-          })
+            const signatureFailure = refused?._tag === "Some" && refused.value._tag === "SignatureRefused"
+            return alerts.delivery({ accountId: input.accountId, siteId, channel: "drain", format: result?.format ?? format, records: result?.scanned ?? 0, accepted: result?.accepted ?? 0, unparseable: result !== null && result.scanned === 0 ? 1 : 0, signatureFailure })
+          }),
+          Effect.catchTag("SignatureRefused", (refused) => Effect.fail(signatureForbidden(refused)))
         )
       })
 
@@ -323,6 +332,7 @@ export const IngestionLive = Layer.effect(
 
     const replay: IngestionShape["replay"] = (delivery) =>
       processDrain(delivery).pipe(
+        Effect.catchTag("SignatureRefused", (refused) => Effect.fail(signatureForbidden(refused))),
         Effect.map((result): ReplayOutcome => ({ _tag: "Stored", result })),
         Effect.catchAll((error) => Effect.succeed<ReplayOutcome>({ _tag: "Dropped", reason: error.error }))
       )

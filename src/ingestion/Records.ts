@@ -1,8 +1,9 @@
 /**
  * The one shape every ingestion path produces (a served HTTP request), and the pure rules
- * that turn a server-log record (docs/ingestion.md) or a log-drain record (docs/ingestion.md) into it.
+ * that turn a server-log record into it (docs/ingestion.md; each log source's decoder, formats/, uses them too).
  * Nothing here throws: any input gives a request or null.
  */
+import { isRecord } from "../platform/Guards.js"
 
 export interface LogRequest {
   /** The platform's id of the record (drain), used as its delivery key; null when none. */
@@ -32,20 +33,20 @@ export const isBatchChannel = (s: string): s is BatchChannel => (BATCH_CHANNELS 
 
 const MAX_PATH = 2048
 const MAX_QUERY = 2048
-const MAX_FIELD = 1024
-const MAX_UA = 1024
+export const MAX_FIELD = 1024
+export const MAX_UA = 1024
 const MAX_RECORD_ID = 200
 /** 0001-01-01 .. 9999-12-31 would fit PostgreSQL; a request log older than 1990 or past 2100 is garbage. */
 const MIN_TS = 631152000000 // 1990-01-01
 const MAX_TS = 4102444800000 // 2100-01-01
 
 /** PostgreSQL text cannot hold NUL; a bounded length keeps one record from bloating a row. */
-const clean = (s: string, max: number): string => {
+export const clean = (s: string, max: number): string => {
   const cut = s.length > max ? s.slice(0, max) : s
   return cut.includes("\u0000") ? cut.replaceAll("\u0000", "") : cut
 }
 
-const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
+export const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined)
 
 // ---------------------------------------------------------------------------
 // One canonical form of a path and a query (docs/ingestion.md, "One page, one path")
@@ -197,22 +198,20 @@ export const statusOf = (v: unknown): number | null =>
 const COUNTRY = /^[A-Za-z]{2}$/
 const countryOf = (v: unknown): string | null => (typeof v === "string" && COUNTRY.test(v) ? v.toUpperCase() : null)
 
-const methodOf = (v: unknown): string => {
+export const methodOf = (v: unknown): string => {
   const m = typeof v === "string" ? v.trim().toUpperCase() : ""
   return m === "" ? "GET" : clean(m, 16)
 }
 
-const ipOf = (v: unknown): string | null => {
+export const ipOf = (v: unknown): string | null => {
   const s = typeof v === "string" ? v.trim() : ""
   return s === "" ? null : clean(s, 64)
 }
 
-const validTs = (ms: number) => Number.isFinite(ms) && ms >= MIN_TS && ms <= MAX_TS
+export const validTs = (ms: number) => Number.isFinite(ms) && ms >= MIN_TS && ms <= MAX_TS
 
 /** docs/decisions.md: ts below 100000000000 is Unix seconds, else Unix milliseconds. */
 export const batchTsToMs = (ts: number): number => (ts < 100_000_000_000 ? ts * 1000 : ts)
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 const optionalType = (record: Record<string, unknown>, key: string, type: "string" | "number") => {
   const v = record[key]
@@ -225,7 +224,7 @@ const optionalType = (record: Record<string, unknown>, key: string, type: "strin
  * A `ts` outside 1990..2100 is refused the same way.
  */
 export const fromBatchRecord = (record: unknown, receivedAt: number): LogRequest | null => {
-  if (!isObject(record)) return null
+  if (!isRecord(record)) return null
   const ua = record.ua
   const path = record.path
   if (typeof ua !== "string" || ua.trim() === "" || typeof path !== "string" || path.trim() === "") return null
@@ -261,48 +260,6 @@ export const fromBatchRecord = (record: unknown, receivedAt: number): LogRequest
     signature: typeof record.signature === "string" ? clean(record.signature, MAX_FIELD * 4) : null,
     signatureInput: typeof record.signature_input === "string" ? clean(record.signature_input, MAX_FIELD) : null,
     signatureAgent: typeof record.signature_agent === "string" ? clean(record.signature_agent, MAX_FIELD) : null
-  }
-}
-
-/**
- * One log-drain record (docs/ingestion.md). Only a record with a proxy object carrying a method is an
- * HTTP request; proxy.userAgent is an array; proxy.host is preferred over host; statusCode -1
- * is no status; clientIp may be absent; proxy.region is not a country. A request without a
- * path cannot be shown on any page: it is not kept either.
- */
-export const fromDrainRecord = (record: unknown, receivedAt: number): LogRequest | null => {
-  if (!isObject(record)) return null
-  const proxy = record.proxy
-  if (!isObject(proxy)) return null
-  const method = proxy.method
-  if (typeof method !== "string" || method.trim() === "") return null
-  const rawPath = str(proxy.path)
-  if (rawPath === undefined || rawPath.trim() === "") return null
-  const uaField = proxy.userAgent
-  const ua = Array.isArray(uaField)
-    ? (uaField.find((v): v is string => typeof v === "string" && v !== "") ?? "")
-    : (str(uaField) ?? "")
-  const proxyTs = proxy.timestamp
-  const recordTs = record.timestamp
-  const ts = typeof proxyTs === "number" && validTs(proxyTs)
-    ? Math.trunc(proxyTs)
-    : typeof recordTs === "number" && validTs(recordTs)
-    ? Math.trunc(recordTs)
-    : receivedAt
-  const id = record.id
-  const { path, query } = splitPath(rawPath)
-  return {
-    recordId: typeof id === "string" && id !== "" ? clean(id, 200) : typeof id === "number" ? String(id) : null,
-    ts,
-    method: methodOf(method),
-    host: clean((str(proxy.host) || str(record.host) || "").toLowerCase(), 255),
-    path,
-    query,
-    ua: clean(ua, MAX_UA),
-    referrer: clean(str(proxy.referer) ?? "", MAX_FIELD),
-    status: statusOf(proxy.statusCode),
-    clientIp: ipOf(proxy.clientIp),
-    country: null
   }
 }
 

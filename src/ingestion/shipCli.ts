@@ -7,6 +7,7 @@ import { loadCatalog, makeClassifier } from "../catalog/Classifier.js"
 import { LogDecoder } from "./formats/index.js"
 import { ContentKeys, isLogFormat, LOG_FORMATS, type LogFormat, MAX_LINE } from "./formats/common.js"
 import { type LogRequest, referrerEngine } from "./Records.js"
+import { isRecord } from "../platform/Guards.js"
 
 /**
  * `bun run cli ship`: a client that sends log files to the batch endpoint (docs/ingestion.md,
@@ -199,7 +200,7 @@ export const runShip = async (options: ShipOptions, io: ShipIo): Promise<ShipSum
         let parsed: Record<string, unknown> = {}
         try {
           const v: unknown = JSON.parse(text)
-          if (typeof v === "object" && v !== null) parsed = v as Record<string, unknown>
+          if (isRecord(v)) parsed = v
         } catch {
           // not JSON: reported by status below
         }

@@ -2,7 +2,7 @@ import { McpSchema, McpServer } from "@effect/ai"
 import { Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
 import { ENGINE_SLUGS, RangeLiteral, Slug } from "../platform/Schemas.js"
 import { InProcessApp, readJson } from "../web/InProcess.js"
-import { McpCaller, readEndpointTools } from "./Tools.js"
+import { McpCaller } from "./Tools.js"
 
 /**
  * What an assistant is told about this server: the `instructions` of initialize (which tool answers
@@ -143,10 +143,6 @@ export const PROMPTS: ReadonlyArray<PromptSpec> = [
   }
 ]
 
-/** Every tool a prompt names exists: the prompts are written against this server's tools only. */
-export const toolsNamedIn = (text: string): ReadonlyArray<string> =>
-  readEndpointTools.map((tool) => tool.name).filter((name) => new RegExp(`\\b${name}\\b`).test(text))
-
 const argumentMessage = (name: string, error: ParseResult.ParseError) => {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
   return `Invalid params: argument ${name}: ${issue?.message ?? "is invalid"}`
@@ -186,7 +182,7 @@ export const PromptsLive = Layer.effectDiscard(
         }),
         completions: spec.arguments.some((argument) => argument.name === "brand")
           ? {
-            // Runs in the fiber of the /mcp request, which carries the server's DefaultServices.
+            // allow-cast: runs in the fiber of the /mcp request, which carries the server's DefaultServices.
             brand: (input: string) =>
               Effect.provideService(brandCompletion(input), InProcessApp, inProcess) as Effect.Effect<McpSchema.CompleteResult>
           }

@@ -2,6 +2,7 @@ import { McpSchema } from "@effect/ai"
 import { HttpServerResponse } from "@effect/platform"
 import { RpcSerialization } from "@effect/rpc"
 import { Either, Layer, ParseResult, Schema } from "effect"
+import { isRecord } from "../platform/Guards.js"
 
 /**
  * The JSON-RPC 2.0 framing of /mcp: @effect/rpc's `jsonRpc` serialization, made to answer as
@@ -38,9 +39,6 @@ export type ResultExtender = (method: string, result: unknown) => unknown
 const requestRpcs = McpSchema.ClientRequestRpcs.requests as ReadonlyMap<string, { readonly payloadSchema: Schema.Schema.Any }>
 const notificationRpcs = McpSchema.ClientNotificationRpcs.requests as ReadonlyMap<string, unknown>
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const isId = (value: unknown): value is string | number =>
   typeof value === "string" || (typeof value === "number" && Number.isFinite(value))
 
@@ -65,6 +63,7 @@ const validators = new Map<string, (payload: unknown) => Either.Either<unknown, 
 const validatorOf = (method: string, schema: Schema.Schema.Any) => {
   let validate = validators.get(method)
   if (validate === undefined) {
+    // allow-cast: McpSchema's payload schemas need no service (Schema.Any only erases that).
     validate = Schema.decodeUnknownEither(schema as Schema.Schema<unknown, unknown, never>, { errors: "first" })
     validators.set(method, validate)
   }

@@ -6,6 +6,7 @@ import { PAGE_SORTS } from "../agents/Agents.js"
 import { PublicApi } from "../api.js"
 import { ENGINE_SLUGS } from "../platform/Schemas.js"
 import { InProcessApp, readJson } from "../web/InProcess.js"
+import { isRecord } from "../platform/Guards.js"
 
 /**
  * One read-only MCP tool per GET endpoint of the public API, derived from the endpoint itself
@@ -132,6 +133,7 @@ const typeSideParameters = (signatures: ReadonlyArray<SchemaAST.PropertySignatur
 const descriptionOf = (schema: AnySchema): string | undefined =>
   Option.getOrUndefined(SchemaAST.getDescriptionAnnotation(schema.ast))
 
+// allow-cast: a JSON Schema document is a JSON object; the tools read and extend its fields by name.
 const jsonSchemaOf = (schema: AnySchema): JSONSchema.JsonSchema7 & Record<string, unknown> =>
   JSONSchema.fromAST(schema.ast, { definitions: {}, topLevelReferenceStrategy: "skip" }) as JSONSchema.JsonSchema7 & Record<string, unknown>
 
@@ -214,8 +216,8 @@ const PAGE_OUTPUT = {
 
 const withPage = (output: Record<string, unknown>): Record<string, unknown> => ({
   ...output,
-  properties: { ...(output["properties"] as Record<string, unknown>), page: PAGE_OUTPUT },
-  required: [...((output["required"] as ReadonlyArray<string> | undefined) ?? []), "page"]
+  properties: { ...(isRecord(output["properties"]) ? output["properties"] : {}), page: PAGE_OUTPUT },
+  required: [...(Array.isArray(output["required"]) ? output["required"] : []), "page"]
 })
 
 export interface ReadEndpointTool {
@@ -359,11 +361,12 @@ const pageOf = (
   body: unknown,
   params: Record<string, unknown>
 ): unknown => {
-  if (typeof body !== "object" || body === null || !Array.isArray((body as Record<string, unknown>)[paging.field])) return body
-  const record = body as Record<string, unknown>
-  const rows = record[paging.field] as ReadonlyArray<unknown>
-  const asked = typeof params["limit"] === "number"
-  const limit = asked ? params["limit"] as number : paging.limit
+  const rows = isRecord(body) ? body[paging.field] : undefined
+  if (!isRecord(body) || !Array.isArray(rows)) return body
+  const record = body
+  const given = params["limit"]
+  const asked = typeof given === "number"
+  const limit = asked ? given : paging.limit
   const offset = typeof params["offset"] === "number" ? params["offset"] : 0
   const pageOfRows = (page: ReadonlyArray<unknown>) => ({
     ...record,
@@ -437,7 +440,7 @@ export const ReadToolsLive = Layer.effectDiscard(
           }).pipe(
             // A failure of the in-process request itself: the same answer REST gives an unexpected failure.
             Effect.catchAllCause(() => Effect.succeed(toolError({ error: "internal error" }, 500))),
-            // The handler runs in the fiber of the /mcp request, which carries the server's DefaultServices.
+            // allow-cast: the handler runs in the fiber of the /mcp request, which carries the server's DefaultServices.
             (effect) => effect as Effect.Effect<McpSchema.CallToolResult>
           )
       })

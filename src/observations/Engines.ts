@@ -21,8 +21,6 @@ export { ENGINE_PROTOCOLS, type EngineProtocol, FAILURE_REASONS, type FailureRea
  * no configuration is absent from the list: the scanner skips it.
  */
 
-export type EngineSlug = (typeof ENGINE_SLUGS)[number]
-
 export interface EngineQuestion {
   readonly prompt: string
   readonly region: string

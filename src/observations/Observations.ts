@@ -17,6 +17,7 @@ import {
   type PromptRef,
   type StoredObservation
 } from "./Repo.js"
+import { isRecord } from "../platform/Guards.js"
 
 /**
  * Answer observations in: validation, prompt resolution, the analysis (once, at write time) and
@@ -142,8 +143,8 @@ const urlList = (value: unknown, field: string): ReadonlyArray<string> | string 
 
 /** One record of an import, validated; a string is the line's error. */
 export const validateObservation = (value: unknown, nowMs: number): ObservationInput | string => {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return "not a JSON object"
-  const record = value as Record<string, unknown>
+  if (!isRecord(value)) return "not a JSON object"
+  const record = value
   const prompt = typeof record.prompt === "string" ? record.prompt.trim() : ""
   if (prompt === "") return "prompt required"
   if (prompt.length > MAX_PROMPT_CHARS) return `invalid prompt: at most ${MAX_PROMPT_CHARS} characters`

@@ -21,6 +21,11 @@ export interface AppConfigShape {
   readonly redisPrefix: string
   /** Take the client IP from the last X-Forwarded-For entry (behind one trusted proxy). */
   readonly trustProxy: boolean
+  /**
+   * The server's public base URL (PUBLIC_URL, e.g. https://api.example.com, without a trailing slash):
+   * the tag snippet's address and, when https, Secure session cookies. None = from the request.
+   */
+  readonly publicUrl: Option.Option<string>
   /** SIGTERM: how long in-flight requests and the spool flush may take before the process exits. */
   readonly shutdownGraceMs: number
   /** One JSON line per request on stdout. */
@@ -153,6 +158,9 @@ export const appConfigFromEnv: Config.Config<AppConfigShape> = Config.all({
   redisUrl: optionalSecret("REDIS_URL"),
   redisPrefix: Config.string("REDIS_PREFIX").pipe(Config.withDefault("aiv:")),
   trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  publicUrl: Config.option(Config.string("PUBLIC_URL")).pipe(
+    Config.map((url) => Option.map(Option.filter(url, (u) => u.trim() !== ""), (u) => u.trim().replace(/\/+$/, "")))
+  ),
   shutdownGraceMs: Config.integer("SHUTDOWN_GRACE_MS").pipe(Config.withDefault(15_000)),
   logRequests: Config.boolean("LOG_REQUESTS").pipe(Config.withDefault(true)),
   readySpoolMax: Config.integer("READY_SPOOL_MAX").pipe(Config.withDefault(10_000)),
@@ -184,6 +192,7 @@ export const appConfigTest = (overrides: Partial<AppConfigShape> = {}) =>
     redisUrl: Option.none(),
     redisPrefix: "aiv-test:",
     trustProxy: false,
+    publicUrl: Option.none(),
     shutdownGraceMs: 5_000,
     logRequests: false,
     readySpoolMax: 10_000,

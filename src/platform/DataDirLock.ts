@@ -2,6 +2,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { errorCode } from "./Guards.js"
 
 const isAlive = (pid: number) => {
   try {
@@ -9,7 +10,7 @@ const isAlive = (pid: number) => {
     return true
   } catch (error) {
     // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM"
+    return errorCode(error) === "EPERM"
   }
 }
 

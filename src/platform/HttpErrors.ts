@@ -57,14 +57,6 @@ export const PayloadTooLargeError = wire(
   "The request carries too much: a body over the server's cap (MAX_BODY_BYTES) on any route, or too many records"
 )
 
-export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", errorFields) {}
-export const UnsupportedMediaTypeError = wire(
-  UnsupportedMediaType,
-  errorFields,
-  415,
-  "The body is not JSON: a cookie-authenticated change takes application/json only (the CSRF guard)"
-)
-
 /** The body of the edge's 429 (RateLimiter.ts). */
 export const RATE_LIMITED = "rate limit exceeded"
 
@@ -85,9 +77,6 @@ export const RateLimitedError = wire(
 const quotaFields = { error: Schema.String, monthly_used: Schema.Int, monthly_cap: Schema.Int }
 export class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", quotaFields) {}
 export const QuotaExceededError = wire(QuotaExceeded, quotaFields, 429, "The monthly server-log event cap is reached")
-
-export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", errorFields) {}
-export const NotImplementedError = wire(NotImplemented, errorFields, 501, "This endpoint is not built yet")
 
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", errorFields) {}
 export const ServiceUnavailableError = wire(

@@ -1,4 +1,5 @@
 import { gunzipSync } from "node:zlib"
+import { errorCode } from "./Guards.js"
 
 /**
  * The one gzip inflater of the service (docs/security.md): every gzip body (log-drain deliveries,
@@ -32,7 +33,7 @@ export const gunzipBounded = (bytes: Uint8Array, maxBytes: number): Inflated => 
   try {
     return { ok: gunzipSync(bytes, { maxOutputLength: Math.max(1, maxBytes), chunkSize: chunkSizeFor(bytes, maxBytes) }) }
   } catch (error) {
-    const code = (error as { code?: string }).code
+    const code = errorCode(error)
     return { error: code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError ? "inflates too large" : "bad gzip" }
   }
 }

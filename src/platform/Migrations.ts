@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import { SqlLive } from "./Sql.js"
 
 /** migrations/NNNN_name.sql, the same SQL for the server and the embedded database. */
 export const migrationsDir = fileURLToPath(new URL("../../migrations", import.meta.url))
@@ -29,3 +30,12 @@ const loader: Migrator.Loader = Effect.try({
 
 /** Applies pending migrations; returns the ones applied. */
 export const runMigrations = Migrator.make({})({ loader, table: "schema_migrations" })
+
+/** The configured database (SqlLive: SqlClient and Database) with every migration applied before anything uses it. */
+export const MigratedSqlLive = Layer.effectDiscard(
+  runMigrations.pipe(
+    Effect.tap((applied) =>
+      applied.length > 0 ? Effect.logInfo(`applied migrations: ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`) : Effect.void
+    )
+  )
+).pipe(Layer.provideMerge(SqlLive))

@@ -4,6 +4,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { RATE_LIMITED } from "./HttpErrors.js"
 import { AppConfig, type RateLimitRule, type RateLimitRules } from "./Config.js"
 import { metrics } from "./Metrics.js"
+import { errorMessage } from "./Guards.js"
 
 /**
  * Token buckets (docs/operations.md "Rate limits"). A bucket holds up to `limit` tokens and
@@ -214,7 +215,7 @@ export const makeRedisStore = (client: RedisClient, prefix: string) => {
     try {
       reply = await client.send("EVALSHA", args)
     } catch (error) {
-      if (!String((error as Error)?.message ?? error).includes("NOSCRIPT")) throw error
+      if (!errorMessage(error).includes("NOSCRIPT")) throw error
       args[0] = TOKEN_BUCKET_LUA
       reply = await client.send("EVAL", args)
     }
@@ -285,7 +286,7 @@ export const RateLimiterLive = Layer.scoped(
           timestamp: new Date(now).toISOString(),
           logLevel: "WARN",
           message: "rate limit store (Redis) unavailable: requests are let through",
-          error: String((error as Error)?.message ?? error).slice(0, 200)
+          error: errorMessage(error).slice(0, 200)
         }))
       }
     }

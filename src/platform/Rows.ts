@@ -21,11 +21,13 @@ const builtOnce = <F>(cache: WeakMap<Schema.Schema.Any, F>, schema: Schema.Schem
   return decode
 }
 
+// allow-cast: the cache is keyed by the schema, so the decoder found is the one built for it, which gives A.
 const arrayDecoder = <A, I>(schema: Schema.Schema<A, I>) =>
   builtOnce(arrayDecoders, schema, () => Schema.decodeUnknownEither(Schema.Array(schema))) as (
     raw: unknown
   ) => Either.Either<ReadonlyArray<A>, unknown>
 
+// allow-cast: as arrayDecoder's.
 const rowDecoder = <A, I>(schema: Schema.Schema<A, I>) =>
   builtOnce(rowDecoders, schema, () => Schema.decodeUnknownEither(schema)) as (raw: unknown) => Either.Either<A, unknown>
 

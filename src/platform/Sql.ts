@@ -328,10 +328,12 @@ const makeEmbeddedSession = (db: PGlite) =>
           if (params.length === 0 && rowMode === undefined) {
             // No parameters: the simple protocol, which also runs multi-statement scripts (migrations).
             const results = await db.exec(sql)
+            // allow-cast: the SqlClient's rows are `ReadonlyArray<any>`; the repositories decode them (Rows.ts).
             return (results[results.length - 1]?.rows ?? []) as ReadonlyArray<any>
           }
+          // allow-cast: PGlite only reads the parameters (its type asks for a mutable array); rows as above.
           const result = await db.query(sql, params as Array<unknown>, rowMode ? { rowMode } : undefined)
-          return result.rows as ReadonlyArray<any>
+          return result.rows as ReadonlyArray<any> // allow-cast: the rows, as the simple protocol's above
         },
         catch: (cause) => new SqlError({ cause, message: cause instanceof Error ? cause.message : "Failed to execute statement" })
       })

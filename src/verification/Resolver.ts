@@ -1,5 +1,6 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { promises as dns } from "node:dns"
+import { errorCode } from "../platform/Guards.js"
 
 /**
  * DNS for the reverse-DNS check of verified agents (docs/verification.md): PTR names of an address,
@@ -17,7 +18,7 @@ export class Resolver extends Context.Tag("Resolver")<Resolver, ResolverShape>()
 const NOT_FOUND = new Set(["ENOTFOUND", "ENODATA", "NXDOMAIN", "ENONAME"])
 const failure = (cause: unknown) =>
   new ResolveError({
-    reason: NOT_FOUND.has(String((cause as { code?: unknown } | null)?.code ?? "")) ? "not_found" : "failed"
+    reason: NOT_FOUND.has(String(errorCode(cause) ?? "")) ? "not_found" : "failed"
   })
 
 /** The system resolver (node:dns): PTR, then A and AAAA of the name. */

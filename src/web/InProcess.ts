@@ -48,6 +48,7 @@ export const InProcessAppLive = Layer.effect(
     // What HttpApiBuilder.api(ServerApi) would hold, without requiring the groups' handlers. The cast is
     // kept: the platform erases the API's type the same way there (`api as any`), because no precise
     // HttpApi type is assignable to the erased form the service holds; it widens our own constant.
+    // allow-cast: ServerApi to the erased API of HttpApi.Api, as HttpApiBuilder.api does.
     const api = HttpApi.Api.of({ api: ServerApi as unknown as Context.Tag.Service<HttpApi.Api>["api"], context })
     const app = yield* Effect.cached(HttpApiBuilder.httpApp.pipe(Effect.provide(context), Effect.provideService(HttpApi.Api, api)))
     return InProcessApp.of({

@@ -1,5 +1,6 @@
 import { Context, Duration, Effect, Layer, Option, Queue } from "effect"
 import { Brands, type SiteBrand } from "../brands/Brands.js"
+import { IngestionReports, type IngestionReportsShape, type StoredHit } from "../ingestion/Reports.js"
 import { newcombe, roundInterval } from "../platform/Statistics.js"
 import { addDays, isoDay } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
@@ -18,45 +19,8 @@ import { newEventId } from "./Signing.js"
 export { EVENT_TYPES, type EventType } from "./EventTypes.js"
 import type { EventType } from "./EventTypes.js"
 
-export interface StoredHit {
-  readonly bot: string
-  readonly vendor: string
-  readonly kind: string
-  /** Milliseconds since the epoch. */
-  readonly ts: number
-  readonly path: string
-}
-
-export interface IngestionDelivery {
-  readonly accountId: number
-  readonly siteId: string
-  /** api, edge_worker, cdn_webhook, csv_upload, drain, tag. */
-  readonly channel: string
-  readonly format: string
-  readonly records: number
-  readonly accepted: number
-  readonly unparseable: number
-  /** The delivery was refused for its signature (missing or wrong). */
-  readonly signatureFailure: boolean
-}
-
-export interface AlertsShape {
-  /** After a store of crawler hits: crawler.new_bot for each bot the brand never had, ingestion.quota at 80% and 100%. */
-  readonly hitsStored: (input: {
-    readonly accountId: number
-    readonly brandId: number
-    readonly month: string
-    readonly used: number
-    readonly cap: number
-    /** The hits offered to the store, of which at most the first `room` were stored. */
-    readonly hits: ReadonlyArray<StoredHit>
-    readonly stored: number
-  }) => Effect.Effect<void>
-  /**
-   * Every ingestion delivery, refused ones included, for GET /me/brands/{slug}/ingestion: summed in
-   * memory per brand, channel and hour, written once a second (one statement per row, not per delivery).
-   */
-  readonly delivery: (input: IngestionDelivery) => Effect.Effect<void>
+/** The reports of ingestion (src/ingestion/Reports.ts) and those of observations, as events and health rows. */
+export interface AlertsShape extends IngestionReportsShape {
   /** Writes the sums not written yet. */
   readonly flushHealth: Effect.Effect<void>
   /** After a scan or an import stored observations: visibility.changed, citation.gained, citation.lost. */
@@ -100,8 +64,8 @@ const knownSet = (max: number) => {
 const HEALTH_FLUSH = Duration.seconds(1)
 const HEALTH_MAX_PENDING = 10_000
 
-export const AlertsLive = Layer.scoped(
-  Alerts,
+/** Alerts, and the same service as the IngestionReports that ingestion sends its facts to. */
+export const AlertsLive = Layer.scopedContext(
   Effect.gen(function*() {
     const repo = yield* WebhooksRepo
     const visibility = yield* Visibility
@@ -264,6 +228,7 @@ export const AlertsLive = Layer.scoped(
         yield* emit(events)
       }).pipe(safely("observations"))
 
-    return { hitsStored, delivery, flushHealth, observationsStored, emit, wakeups, wake }
+    const alerts: AlertsShape = { hitsStored, delivery, flushHealth, observationsStored, emit, wakeups, wake }
+    return Context.make(Alerts, alerts).pipe(Context.add(IngestionReports, alerts))
   })
 )

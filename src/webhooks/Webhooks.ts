@@ -1,4 +1,4 @@
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Accounts, type SessionUser } from "../accounts/Accounts.js"
 import { Brands } from "../brands/Brands.js"
 import { Spool } from "../ingestion/Spool.js"
@@ -63,11 +63,11 @@ export interface WebhookInput {
 }
 
 /** The account sent as many test pings as the window allows: the next one is possible in `retryAfterSeconds`. */
-export class TestThrottled extends Data.TaggedError("TestThrottled")<{
-  readonly limit: number
-  readonly windowSeconds: number
-  readonly retryAfterSeconds: number
-}> {}
+export class TestThrottled extends Schema.TaggedError<TestThrottled>()("TestThrottled", {
+  limit: Schema.Number,
+  windowSeconds: Schema.Number,
+  retryAfterSeconds: Schema.Number
+}) {}
 
 export interface WebhooksShape {
   readonly create: (

@@ -17,7 +17,7 @@ import {
   makeLiteralScanner,
   vendors,
 } from "../../src/catalog/Classifier.js"
-import { runClassify } from "../../src/catalog/classifyCli.js"
+import { runClassify } from "../../src/verification/classifyCli.js"
 
 const Row = Schema.Struct({
   ua: Schema.String,

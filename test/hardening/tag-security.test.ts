@@ -126,7 +126,7 @@ describe("the tag's bodies and script", () => {
   })
 
   it("with PUBLIC_URL, /tag.js uses it whatever the headers", async () => {
-    const configured = await makeTestApp("fake", { agents: { publicUrl: Option.some("https://api.example.com") } })
+    const configured = await makeTestApp("fake", { config: { publicUrl: Option.some("https://api.example.com") } })
     try {
       const owner = await tenant(configured, "growth")
       const response = await configured.fetch(`/tag.js?site_id=${owner.siteId}`, { headers: { "x-forwarded-host": "evil.example", host: "other.example" } })

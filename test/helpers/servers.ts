@@ -118,6 +118,14 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
   if (ingest.spoolRetryMaxMs !== undefined) env.SPOOL_RETRY_MAX_MS = String(ingest.spoolRetryMaxMs)
   if (ingest.spoolPollMs !== undefined) env.SPOOL_POLL_MS = String(ingest.spoolPollMs)
 
+  if (config.publicUrl !== undefined && Option.isSome(config.publicUrl)) {
+    const publicUrl = config.publicUrl.value
+    if (publicUrl !== publicUrl.trim().replace(/\/+$/, "") || publicUrl === "") {
+      return inProcess("config.publicUrl not in the normalized form the server would make of PUBLIC_URL")
+    }
+    env.PUBLIC_URL = publicUrl
+  }
+
   const agents = options.agents ?? {}
   // AgentsConfigLive clamps what it reads; a value it would change stays in process.
   if (agents.rawRetentionDays !== undefined) {
@@ -133,13 +141,6 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
   if (agents.sweepEveryMs !== undefined) {
     if (agents.sweepEveryMs < 1_000) return inProcess("agents.sweepEveryMs below the server's minimum of 1 s")
     env.RETENTION_SWEEP_MINUTES = String(agents.sweepEveryMs / 60_000)
-  }
-  if (agents.publicUrl !== undefined && Option.isSome(agents.publicUrl)) {
-    const publicUrl = agents.publicUrl.value
-    if (publicUrl !== publicUrl.trim().replace(/\/+$/, "") || publicUrl === "") {
-      return inProcess("agents.publicUrl not in the normalized form the server would make of PUBLIC_URL")
-    }
-    env.PUBLIC_URL = publicUrl
   }
 
   if (options.visibility?.fanoutGroupCap !== undefined) env.FANOUT_GROUP_CAP = String(options.visibility.fanoutGroupCap)

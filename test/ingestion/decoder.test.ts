@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { isGzip, makeDrainDecoder, parseRecords } from "../../src/ingestion/DrainDecoder.js"
-import { batchTsToMs, canonicalPath, canonicalQuery, fromBatchRecord, fromDrainRecord, hostOfTarget, referrerEngine, splitPath } from "../../src/ingestion/Records.js"
+import { batchTsToMs, canonicalPath, canonicalQuery, fromBatchRecord, hostOfTarget, referrerEngine, splitPath } from "../../src/ingestion/Records.js"
 import { makeTestApp, type TestApp } from "../helpers/app.js"
 import { array, buildRecord, drainUrl, functionOutput, gzip, MIXED, mixedDelivery, ndjson, postDrain, requestRecord, tenant, type Tenant, UA } from "./fixtures.js"
+import { fromVercel } from "../../src/ingestion/formats/vercel.js"
 
 /** The drain parser on its own: detection, record rules, bounds, and a fuzz that must never throw. */
 const decoder = makeDrainDecoder({ maxInflatedBytes: 8 * 1024 * 1024 })
@@ -39,23 +40,23 @@ describe("detection (docs/ingestion.md)", () => {
 
 describe("log-drain records (docs/ingestion.md)", () => {
   it("only a proxy with a method is a request", () => {
-    expect(fromDrainRecord(buildRecord(), NOW)).toBeNull()
-    expect(fromDrainRecord(functionOutput("edge"), NOW)).toBeNull()
-    expect(fromDrainRecord({ proxy: { path: "/" } }, NOW)).toBeNull()
-    expect(fromDrainRecord({ proxy: { method: "GET" } }, NOW)).toBeNull() // no path: nothing to show
-    expect(fromDrainRecord({ proxy: { method: "GET", path: "/" } }, NOW)).not.toBeNull()
+    expect(fromVercel(buildRecord(), NOW)).toBeNull()
+    expect(fromVercel(functionOutput("edge"), NOW)).toBeNull()
+    expect(fromVercel({ proxy: { path: "/" } }, NOW)).toBeNull()
+    expect(fromVercel({ proxy: { method: "GET" } }, NOW)).toBeNull() // no path: nothing to show
+    expect(fromVercel({ proxy: { method: "GET", path: "/" } }, NOW)).not.toBeNull()
   })
   it("reads userAgent as an array, prefers proxy.host, maps -1 to no status, allows a missing clientIp", () => {
-    const r = fromDrainRecord(requestRecord({ ua: UA.gptbot, status: -1, clientIp: null, path: "/a/b?c=d#frag", ts: NOW - 5 }), NOW)!
+    const r = fromVercel(requestRecord({ ua: UA.gptbot, status: -1, clientIp: null, path: "/a/b?c=d#frag", ts: NOW - 5 }), NOW)!
     expect(r).toMatchObject({ ua: UA.gptbot, host: "www.acme.com", status: null, clientIp: null, path: "/a/b", query: "c=d", ts: NOW - 5, country: null, method: "GET" })
-    const noHost = fromDrainRecord(requestRecord({ ua: UA.gptbot, proxyHost: null }), NOW)!
+    const noHost = fromVercel(requestRecord({ ua: UA.gptbot, proxyHost: null }), NOW)!
     expect(noHost.host).toBe("acme-git-main-acme.vercel.app")
-    expect(fromDrainRecord({ proxy: { method: "GET", path: "/", userAgent: "GPTBot/1.0" } }, NOW)!.ua).toBe("GPTBot/1.0")
-    expect(fromDrainRecord({ proxy: { method: "GET", path: "/", statusCode: 503 } }, NOW)!.status).toBe(503)
+    expect(fromVercel({ proxy: { method: "GET", path: "/", userAgent: "GPTBot/1.0" } }, NOW)!.ua).toBe("GPTBot/1.0")
+    expect(fromVercel({ proxy: { method: "GET", path: "/", statusCode: 503 } }, NOW)!.status).toBe(503)
   })
   it("falls back to the record timestamp, then to the receive time", () => {
-    expect(fromDrainRecord({ timestamp: NOW - 9, proxy: { method: "GET", path: "/" } }, NOW)!.ts).toBe(NOW - 9)
-    expect(fromDrainRecord({ proxy: { method: "GET", path: "/", timestamp: "soon" } }, NOW)!.ts).toBe(NOW)
+    expect(fromVercel({ timestamp: NOW - 9, proxy: { method: "GET", path: "/" } }, NOW)!.ts).toBe(NOW - 9)
+    expect(fromVercel({ proxy: { method: "GET", path: "/", timestamp: "soon" } }, NOW)!.ts).toBe(NOW)
   })
 })
 

@@ -93,7 +93,7 @@ describe("the agent dashboard's tag snippet", () => {
   describe("with PUBLIC_URL", () => {
     let s: Setup
     beforeAll(async () => {
-      s = await setUp({ agents: { publicUrl: Option.some("https://aiv.example.test") } })
+      s = await setUp({ config: { publicUrl: Option.some("https://aiv.example.test") } })
     })
     afterAll(() => s.app.dispose())
 

@@ -155,9 +155,6 @@ export const unescapeLogField = (s: string): string => {
 const hexDigit = (c: number): number =>
   c >= 48 && c <= 57 ? c - 48 : c >= 65 && c <= 70 ? c - 55 : c >= 97 && c <= 102 ? c - 87 : -1
 
-/** True when the line has the shape of a combined (or common) log line, whatever its values. */
-export const looksCombined = (line: string): boolean => scan(line) !== null
-
 /**
  * One line: the request, or null when the line is not of the format ("nothing parsed") or is
  * garbage (an unreadable time or request line). `parsed` tells the two apart for the counts.

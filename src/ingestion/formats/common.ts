@@ -1,3 +1,4 @@
+import { Schema } from "effect"
 import { canonicalQuery, hostOfTarget, type LogRequest, splitPath } from "../Records.js"
 
 /**
@@ -7,8 +8,10 @@ import { canonicalQuery, hostOfTarget, type LogRequest, splitPath } from "../Rec
  */
 
 export const LOG_FORMATS = ["auto", "vercel", "cloudflare", "fastly", "akamai", "netlify", "cloudfront", "combined"] as const
-export type LogFormat = (typeof LOG_FORMATS)[number]
-export const isLogFormat = (s: string): s is LogFormat => (LOG_FORMATS as ReadonlyArray<string>).includes(s)
+/** The drain's `format` (docs/ingestion.md, "Log sources"): `auto` or a source of LOG_SOURCES (formats/index.ts). */
+export const LogFormatSchema = Schema.Literal(...LOG_FORMATS).annotations({ identifier: "LogFormat" })
+export type LogFormat = typeof LogFormatSchema.Type
+export const isLogFormat: (s: unknown) => s is LogFormat = Schema.is(LogFormatSchema)
 
 /** A record older than this is garbage (or a clock at zero), not a backfill. */
 export const MIN_RECORD_TS = Date.UTC(2000, 0, 1)

@@ -1,4 +1,4 @@
-import { fromDrainRecord, type LogRequest } from "../Records.js"
+import type { LogRequest } from "../Records.js"
 import { fromAkamai, isAkamai } from "./akamai.js"
 import {
   type CloudFrontColumns,
@@ -11,11 +11,74 @@ import {
 } from "./cloudfront.js"
 import { fromCloudflare, isCloudflare } from "./cloudflare.js"
 import { fromCombinedLine } from "./combined.js"
-import { ContentKeys, isObject, type JsonObject, type LogFormat, MAX_LINE } from "./common.js"
+import { ContentKeys, isObject, type JsonObject, LOG_FORMATS, type LogFormat, MAX_LINE } from "./common.js"
 import { fromFastly, isFastly } from "./fastly.js"
 import { fromNetlify, isNetlify } from "./netlify.js"
+import { fromVercel } from "./vercel.js"
 
 export { isLogFormat, LOG_FORMATS, type LogFormat } from "./common.js"
+
+/** A log source: every format but `auto`. */
+export type LogSourceName = Exclude<LogFormat, "auto">
+
+/** What a text line gave: whether it is a record of the source, and its request when it is one. */
+export interface LineRead {
+  readonly parsed: boolean
+  readonly request: LogRequest | null
+}
+
+/**
+ * How one log source is read (docs/ingestion.md, "Log sources"). A source reads JSON records, text
+ * lines, or both; `detect` tells its records apart under `auto`, `decode` reads one.
+ */
+export interface LogSource {
+  readonly json?: {
+    readonly detect: (record: JsonObject) => boolean
+    /** A request; null for a record of the source that is no request; undefined for a value that is not its record. */
+    readonly decode: (record: JsonObject, receivedAt: number) => LogRequest | null | undefined
+  }
+  readonly text?: {
+    /** `columns`: the fields of the last `#Fields:` header read, if any. */
+    readonly detect: (line: string, columns: CloudFrontColumns | null) => boolean
+    readonly decode: (line: string, columns: CloudFrontColumns | null, receivedAt: number) => LineRead
+  }
+  /**
+   * A request without the platform's id is keyed by the content of its text (ContentKeys). Vercel's keep
+   * their own rule: the record's `id`, else the delivery's key.
+   */
+  readonly contentKeys: boolean
+}
+
+/** Every log source: adding one is a decoder in this folder and its entry here (and its place in the orders below). */
+export const LOG_SOURCES: Readonly<Record<LogSourceName, LogSource>> = {
+  vercel: { json: { detect: () => true, decode: fromVercel }, contentKeys: false },
+  cloudflare: { json: { detect: isCloudflare, decode: fromCloudflare }, contentKeys: true },
+  fastly: { json: { detect: isFastly, decode: fromFastly }, contentKeys: true },
+  akamai: { json: { detect: isAkamai, decode: fromAkamai }, contentKeys: true },
+  netlify: { json: { detect: isNetlify, decode: fromNetlify }, contentKeys: true },
+  cloudfront: {
+    // Standard logging v2 delivers JSON records with the W3C field names; other JSON is not CloudFront's.
+    json: { detect: isCloudFrontJson, decode: (r, receivedAt) => (isCloudFrontJson(r) ? fromCloudFrontJson(r, receivedAt) : undefined) },
+    text: {
+      detect: (line, columns) => columns !== null || looksCloudFront(line),
+      decode: (line, columns, receivedAt) => fromCloudFrontLine(line, columns ?? DEFAULT_COLUMNS, receivedAt)
+    },
+    contentKeys: true
+  },
+  combined: { text: { detect: () => true, decode: (line, _columns, receivedAt) => fromCombinedLine(line, receivedAt) }, contentKeys: true }
+}
+
+/**
+ * The order `auto` tries the sources in: the JSON ones by their field names (Vercel, which detects
+ * everything, last), the text ones by their lines' shape (CloudFront's `#Fields:` header or a
+ * tab-separated line starting with a date, then combined).
+ */
+const JSON_ORDER: ReadonlyArray<LogSourceName> = ["cloudflare", "akamai", "netlify", "fastly", "cloudfront", "vercel"]
+const TEXT_ORDER: ReadonlyArray<LogSourceName> = ["cloudfront", "combined"]
+const JSON_DETECTORS = JSON_ORDER.flatMap((name) => {
+  const json = LOG_SOURCES[name].json
+  return json === undefined ? [] : [{ name, detect: json.detect }]
+})
 
 /** The text a record without an id is keyed by when it has no line of its own: what was read from it. */
 const fieldsText = (r: LogRequest): string =>
@@ -23,16 +86,14 @@ const fieldsText = (r: LogRequest): string =>
 
 /**
  * The log sources behind one decoder (docs/ingestion.md, "Log sources"): a stream of lines or
- * JSON values in, requests out, with the counts the drain answers. `auto` tells the formats
- * apart record by record: JSON records by their field names, text lines by their shape (a
- * `#Fields:` header or a tab-separated line starting with a date: CloudFront; `IP - user [time]
- * "request" status ...`: combined). A forced format reads only its own records.
+ * JSON values in, requests out, with the counts the drain answers. `auto` tells the sources apart
+ * record by record (JSON_ORDER, TEXT_ORDER); a forced format reads only its own records.
  *
  * Every request gets a record id: the platform's (RayID, reqId, request_id, x-edge-request-id)
  * or, when it has none, the content key of its text (ContentKeys): the line as read, or, for an
  * element of a JSON array (no line of its own), the fields read from it. Never the element
  * re-serialised: a value nested 200,000 deep would overflow the stack, and the fields are all the
- * record says. The Vercel format keeps its own rule (its `id`, else the delivery's key), as before.
+ * record says. Vercel's records keep their own rule (LogSource.contentKeys).
  */
 export class LogDecoder {
   /** Records seen: JSON values, and non-empty lines that are not header or comment lines. */
@@ -40,13 +101,26 @@ export class LogDecoder {
   /** Records that parsed as a record of some format (requests or not). */
   parsed = 0
   /** Scanned records per format they parsed as (requests or not). */
-  readonly byFormat: Partial<Record<Exclude<LogFormat, "auto">, number>> = {}
+  readonly byFormat: Partial<Record<LogSourceName, number>> = {}
   private columns: CloudFrontColumns | null = null
   private readonly keys = new ContentKeys()
 
-  constructor(readonly format: LogFormat, readonly receivedAt: number) {}
+  private readonly textOrder: ReadonlyArray<LogSourceName>
 
-  private count(format: Exclude<LogFormat, "auto">) {
+  constructor(readonly format: LogFormat, readonly receivedAt: number) {
+    this.textOrder = format === "auto" ? TEXT_ORDER : [format]
+  }
+
+  /** The source most records were read as (the first of the sources in a tie); null when none was. */
+  readAs(): LogSourceName | null {
+    let best: LogSourceName | null = null
+    for (const name of LOG_FORMATS) {
+      if (name !== "auto" && (this.byFormat[name] ?? 0) > (best === null ? 0 : this.byFormat[best] ?? 0)) best = name
+    }
+    return best
+  }
+
+  private count(format: LogSourceName) {
     this.parsed++
     this.byFormat[format] = (this.byFormat[format] ?? 0) + 1
   }
@@ -62,43 +136,29 @@ export class LogDecoder {
     this.scanned++
     const format = this.format
     if (!isObject(v)) {
-      // A JSON value that is not a record: seen, not a request (as the Vercel drain always did).
+      // A JSON value that is not a record: seen, not a request (as Vercel's reading counts it).
       if (format === "auto" || format === "vercel") this.parsed++
       return
     }
-    const r: JsonObject = v
-    const pick = format !== "auto"
-      ? format
-      : isCloudflare(r) ? "cloudflare" : isAkamai(r) ? "akamai" : isNetlify(r) ? "netlify" : isFastly(r) ? "fastly"
-      : isCloudFrontJson(r) ? "cloudfront" : "vercel"
-    switch (pick) {
-      case "vercel": {
-        this.count("vercel")
-        const request = fromDrainRecord(r, this.receivedAt)
-        if (request !== null) out.push(request)
-        return
+    let name: LogSourceName = "vercel"
+    if (format === "auto") {
+      for (const candidate of JSON_DETECTORS) {
+        if (candidate.detect(v)) {
+          name = candidate.name
+          break
+        }
       }
-      case "cloudflare":
-        this.count(pick)
-        return this.keyed(fromCloudflare(r, this.receivedAt), text, out)
-      case "akamai":
-        this.count(pick)
-        return this.keyed(fromAkamai(r, this.receivedAt), text, out)
-      case "netlify":
-        this.count(pick)
-        return this.keyed(fromNetlify(r, this.receivedAt), text, out)
-      case "fastly":
-        this.count(pick)
-        return this.keyed(fromFastly(r, this.receivedAt), text, out)
-      case "cloudfront":
-        // Standard logging v2 delivers JSON records with the W3C field names; other JSON is not CloudFront's.
-        if (!isCloudFrontJson(r)) return
-        this.count(pick)
-        return this.keyed(fromCloudFrontJson(r, this.receivedAt), text, out)
-      default:
-        // A JSON record given to a text format: not a record of it.
-        return
+    } else {
+      name = format
     }
+    const source = LOG_SOURCES[name]
+    // A JSON record given to a text format is not a record of it.
+    if (source.json === undefined) return
+    const request = source.json.decode(v, this.receivedAt)
+    if (request === undefined) return
+    this.count(name)
+    if (source.contentKeys) return this.keyed(request, text, out)
+    if (request !== null) out.push(request)
   }
 
   /** One line of a body or file, as read (line end removed or not). */
@@ -134,18 +194,13 @@ export class LogDecoder {
     }
     this.scanned++
     const format = this.format
-    if (format === "cloudfront" || (format === "auto" && (this.columns !== null || looksCloudFront(line)))) {
-      const result = fromCloudFrontLine(line, this.columns ?? DEFAULT_COLUMNS, this.receivedAt)
+    for (const name of this.textOrder) {
+      const source = LOG_SOURCES[name].text
+      // A text line given to a JSON format is not a record of it.
+      if (source === undefined || (format === "auto" && !source.detect(line, this.columns))) continue
+      const result = source.decode(line, this.columns, this.receivedAt)
       if (result.parsed) {
-        this.count("cloudfront")
-        return this.keyed(result.request, line, out)
-      }
-      if (format === "cloudfront") return
-    }
-    if (format === "combined" || format === "auto") {
-      const result = fromCombinedLine(line, this.receivedAt)
-      if (result.parsed) {
-        this.count("combined")
+        this.count(name)
         return this.keyed(result.request, line, out)
       }
     }

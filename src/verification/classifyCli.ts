@@ -5,10 +5,10 @@
  *
  * Streams: input is decoded chunk by chunk (never buffered whole), output is written in batches.
  * CRLF and a last line without a newline are handled; an empty line yields a row of nulls.
- * Runnable on its own: `bun run src/catalog/classifyCli.ts < uas.txt`.
+ * Runnable on its own: `bun run src/verification/classifyCli.ts < uas.txt`.
  */
-import { bundledMethods } from "../verification/Methods.js"
-import { loadCatalog, makeClassifier, type Classification } from "./Classifier.js"
+import { loadCatalog, makeClassifier, type Classification } from "../catalog/Classifier.js"
+import { bundledMethods } from "./Methods.js"
 
 export type Write = (chunk: string) => void | Promise<unknown>
 
