@@ -32,7 +32,8 @@
  * judged on each, and Amazonbot's by reverse DNS), crawlers GPTBot, ClaudeBot, PerplexityBot,
  * OAI-SearchBot, ChatGPT-User, Amazonbot, meta-externalagent and Bytespider, pages Zipf over 2,000 paths.
  * `--mix=light`: the earlier mix (1,000 addresses of one /16, six crawlers, 10 paths). `--mix=both`
- * runs both on the same server, heavy first, and prints both.
+ * runs both on the same server, heavy first, and prints both. RDNS=0 leaves Amazonbot out of the heavy mix
+ * (every crawler then verifies by range alone).
  */
 import { spawn, spawnSync } from "bun"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -77,7 +78,9 @@ const server = spawn(pin(0, ["bun", "run", "src/app/main.ts"]), {
     // Rate limiters far above the load (they still run on every request).
     RATE_LIMIT_API_KEY: "1000000000/1",
     RATE_LIMIT_API_IP: "1000000000/1",
-    RATE_LIMIT_AUTH_IP: "1000/1"
+    RATE_LIMIT_AUTH_IP: "1000/1",
+    // e.g. SERVER_BUN_OPTIONS="--cpu-prof-md --cpu-prof-dir=/tmp/prof" profiles the server alone.
+    ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {})
   },
   stdout: "ignore",
   stderr: "inherit"
@@ -133,6 +136,8 @@ const HEAVY_CRAWLERS = [
   "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.0.0 Safari/537.36; compatible; Amazonbot/0.1; +https://developer.amazon.com/support/amazonbot"
 ]
 const CRAWLERS = LIGHT_CRAWLERS
+// RDNS=0 leaves Amazonbot (the one crawler of the mix verified by reverse DNS) out of the heavy mix.
+if (process.env.RDNS === "0") HEAVY_CRAWLERS.pop()
 const BROWSERS = [
   "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
   "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
