@@ -4,6 +4,7 @@
  * the server's peak RSS. Loopback only; every run is bounded in time and count.
  */
 import { spawn, type Subprocess } from "bun"
+import { readdirSync } from "node:fs"
 import postgres from "postgres"
 
 export const GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
@@ -195,6 +196,26 @@ export const processTree = async (pid: number): Promise<Array<number>> => {
     // gone
   }
   return out
+}
+
+/**
+ * Time the threads of a process tree spent runnable but waiting for a CPU so far, in milliseconds
+ * (/proc/<pid>/task/<tid>/schedstat, second field): on a shared machine, how much the load of others
+ * held the measured process back.
+ */
+export const treeRunDelayMs = async (pid: number) => {
+  let total = 0
+  for (const p of await processTree(pid)) {
+    try {
+      for (const tid of readdirSync(`/proc/${p}/task`)) {
+        const stat = await Bun.file(`/proc/${p}/task/${tid}/schedstat`).text().catch(() => "0 0 0")
+        total += Number(stat.split(" ")[1]) / 1e6
+      }
+    } catch {
+      // gone
+    }
+  }
+  return total
 }
 
 /** CPU of a process tree so far, in milliseconds. */
