@@ -11,9 +11,11 @@
  * rows only (the reads use the seeded rollups), foreign-key triggers off while seeding (rows valid by
  * construction).
  *
- *   nice bun run bench/growth.ts
+ *   nice bun run bench/growth.ts                         1M, 5M and 20M hits
+ *   STEPS=1000000,20000000 nice bun run bench/growth.ts  1M and 20M only (seeding 20M takes 1.5 to 5 minutes)
  *
- * GROWTH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a schema of its own is
+ * The last lines compare each size with the first: ingest hits/s and read p50 (the goal: flat from 1M
+ * to 20M). GROWTH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres): a schema of its own is
  * made there and dropped after (KEEP=1 keeps it). STEPS (default 1000000,5000000,20000000),
  * ACCOUNTS (1000), ROLLUP_DAYS (400), ROLLUP_PATHS (4: rollup rows per brand and day = paths x 3 bots), RUNS (15), DELIVERIES (40), RECORDS (500), CONCURRENCY (4),
  * DELETE_MAX (5000000), PORT (40522).
@@ -178,7 +180,7 @@ try {
     const row = {
       hits: target,
       "seed s": Math.round(seed.ms / 1000),
-      "ingest rec/s": Math.round(ingestRate),
+      "ingest hits/s": Math.round(ingestRate),
       "/agents p50 ms": stats[0]!.p50.toFixed(1),
       "/agents p95 ms": stats[0]!.p95.toFixed(1),
       "/pages p50 ms": stats[1]!.p50.toFixed(1),
@@ -196,6 +198,14 @@ try {
   const cols = Object.keys(rows[0]!)
   console.log(`| ${cols.join(" | ")} |\n|${cols.map(() => "---").join("|")}|`)
   for (const row of rows) console.log(`| ${cols.map((c) => row[c]).join(" | ")} |`)
+  const first = rows[0]!
+  for (const row of rows.slice(1)) {
+    const ratio = (c: string) => (Number(row[c]) / Number(first[c])).toFixed(2)
+    console.log(
+      `${row.hits} vs ${first.hits} hits: ingest hits/s x${ratio("ingest hits/s")}, /agents p50 x${ratio("/agents p50 ms")}, /pages p50 x${ratio("/pages p50 ms")} (flat: about x1)`
+    )
+  }
+  console.log(`whole run ${((performance.now() - t0) / 60000).toFixed(1)} minutes`)
 } finally {
   await server.stop()
   if (process.env.KEEP !== "1") await admin.unsafe(`drop schema ${schema} cascade`)

@@ -1,18 +1,34 @@
 /**
- * Mixed load, open loop: requests start on a fixed schedule whatever the latency of earlier ones.
- * RATE (1000) requests a second for SECONDS (60), 20% each of
- *   GET /brands, GET /brands/{slug}, /agents?range=30d, /agents/pages?range=30d&limit=50,
- *   and drain deliveries of 20 records (5 AI crawler hits on a site's 2,000 pages, 15 browsers),
- * against one server process on PostgreSQL with 50,000 crawler hits over the last 30 days seeded
- * first (through drain deliveries, as a customer's logs arrive). The server is pinned to core 0 and
- * this load generator to core 1 (taskset; PostgreSQL is not pinned), rate limiters off.
+ * Mixed load, open loop, and the cost of each crawler-heavy request alone (docs/performance.md).
  *
- *   bun run bench/load.ts      (PostgreSQL at 127.0.0.1:5432 or BENCH_DATABASE_URL; fresh database, dropped after)
+ *   bun run bench/load.ts                  the crawler-heavy mix (default)
+ *   bun run bench/load.ts --mix=light      the earlier, lighter mix
+ *   bun run bench/load.ts --mix=both       both, heavy first, each summarised
  *
- * Before the load, each kind of request alone: server + PostgreSQL CPU per request, from /proc,
- * over COST_REQUESTS (400) requests sent 4 at a time, after as many unmeasured. Then the load: p50/p99/max latency, per kind
- * too, errors (a status other than 200/202, or no answer), the server's peak RSS. SEED (50000) sets
- * the seeded hits; KEEP_DB=1 keeps the database.
+ * PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL); every round makes a fresh database, dropped after
+ * (KEEP_DB=1 keeps it). Each round (ROUNDS, default 3; medians over the rounds):
+ *   1. One server process (src/app/main.ts) pinned to core 0, rate limiters far above the load, and
+ *      the baseline (bench/baseline-brands-server.ts: Bun.serve + postgres.js) pinned to core 0 on the
+ *      same database; this load generator on core 1 (taskset; PostgreSQL not pinned).
+ *   2. An enterprise account with 3 brands and a key, through the API; SEED (50,000) crawler hits over
+ *      the last 30 days through drain deliveries of 2,000 records.
+ *   3. Alone, each at COST_RATE (200) requests a second, open loop, COST_SECONDS (8) measured after half
+ *      as long unmeasured: /agents?range=30d, /agents/pages?range=30d&limit=50 (ours), GET /brands of the
+ *      baseline (the floor of an authenticated read through a bare server: a key look-up and one query),
+ *      then, after the load, the 20-record delivery on ours and on the baseline. Server CPU (utime +
+ *      stime of the process tree, /proc/<pid>/stat) and PostgreSQL CPU (the client backends of the
+ *      round's database, /proc of each) over the measured seconds, per answered request.
+ *   4. Open loop (bench/support.ts openLoop): RATE (1000) requests a second for SECONDS (60), sent on
+ *      schedule whatever the answers, at most MAX_IN_FLIGHT (2,000) open (past that a due request is
+ *      not sent and counted as unsent), 20% each of GET /brands, GET /brands/{slug}, the two reads
+ *      above and the 20-record delivery. Latency from each request's scheduled time; achieved = answers
+ *      200/202 per second of the window (or until the last answer, if later); records lost = crawler
+ *      hits acknowledged (`accepted`) minus the growth of /agents?range=7d kpis.hits over the brands.
+ *
+ * The deliveries. Heavy: 18 of 20 records AI crawlers (GPTBot, ClaudeBot, PerplexityBot, OAI-SearchBot,
+ * ChatGPT-User, each from an address inside its operator's published prefixes, the range files the server
+ * loads: every hit verifies by range), 2 browsers from anywhere in IPv4, pages Zipf over 2,000. Light:
+ * 5 GPTBot hits and 15 browsers from one address, pages drawn with a cube law over 2,000.
  */
 import postgres from "postgres"
 import {
@@ -20,155 +36,263 @@ import {
   backendCpuDeltaMs,
   drainBody,
   freshDatabase,
+  heavyDeliveries,
   loadAverage,
+  median,
+  mixes,
+  openLoop,
+  type OpenLoopResult,
   peakRssMiB,
   percentile,
   seedAccount,
   startServer,
-  treeCpuMs
+  treeCpuMs,
+  treeRunDelayMs
 } from "./support.js"
 
-// Pin this process to core 1 (the server gets core 0), unless already restricted.
+// Pin this process to core 1 (the servers get core 0), unless already restricted. Bun's fetch opens at
+// most 256 requests at once unless told: an open loop needs as many as MAX_IN_FLIGHT.
 if (Bun.which("taskset") !== null && process.env.LOAD_PINNED === undefined) {
-  const child = Bun.spawn(["taskset", "-c", "1", ...process.argv], { env: { ...process.env, LOAD_PINNED: "1" }, stdio: ["inherit", "inherit", "inherit"] })
+  const child = Bun.spawn(["taskset", "-c", "1", ...process.argv], {
+    env: { ...process.env, LOAD_PINNED: "1", BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
+    stdio: ["inherit", "inherit", "inherit"]
+  })
   process.exit(await child.exited)
 }
 
 const seconds = Math.min(300, Number(process.env.SECONDS ?? 60))
 const rate = Math.min(5000, Number(process.env.RATE ?? 1000))
 const seed = Math.min(2_000_000, Number(process.env.SEED ?? 50_000))
-const costRequests = Math.min(20_000, Number(process.env.COST_REQUESTS ?? 400))
+const costRate = Math.min(2000, Number(process.env.COST_RATE ?? 200))
+const costSeconds = Math.min(60, Number(process.env.COST_SECONDS ?? 8))
+const rounds = Math.max(1, Number(process.env.ROUNDS ?? 3))
+const maxInFlight = Number(process.env.MAX_IN_FLIGHT ?? 2_000)
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
-const db = await freshDatabase(adminUrl, "aiv_load")
-const dbName = new URL(db.url).pathname.slice(1)
-const server = await startServer({ DATABASE_URL: db.url, DATA_DIR: "memory://" }, 18431, 0)
-const observer = postgres(adminUrl, { max: 1, onnotice: () => {} })
-try {
-  const { key, sites } = await seedAccount(server.base, db.url, 3)
-  const auth = { authorization: `Bearer ${key}` }
+const KINDS = ["GET /brands", "GET /brands/{slug}", "/agents?range=30d", "/agents/pages?range=30d&limit=50", "drain (20 records)"] as const
+const COSTS = ["/agents?range=30d", "/agents/pages?range=30d&limit=50", "floor: bare GET /brands", "drain (20 records)", "baseline drain (20 records)"] as const
+type Cost = { server: number; pg: number; errors: number }
 
-  // A site has a finite set of pages, crawled unevenly: 2,000 paths, a few of them far more often.
-  let draw = 0
-  const sitePage = () => {
-    draw = (draw * 1103515245 + 12345) % 2147483648
-    const u = draw / 2147483648
-    return `/docs/page-${Math.floor(2000 * u * u * u)}`
-  }
-  const drain = (site: { siteId: string }, body: string) =>
-    fetch(`${server.base}/api/public/v1/agents/ingest/drain?site_id=${site.siteId}`, { method: "POST", headers: auth, body })
+interface RoundResult {
+  costs: Array<Cost>
+  load: OpenLoopResult
+  serverCpuPct: number
+  serverWaitPct: number
+  pgCpuPct: number
+  sentHits: number
+  accepted: number
+  stored: number
+  rssMiB: number
+  loadAvg: Array<string>
+  verification: string
+}
 
-  // Seed: `seed` crawler hits spread over the last 30 days and the three brands, 2,000 records a delivery.
-  const perDelivery = 2_000
-  for (let d = 0; d * perDelivery < seed; d++) {
-    const at = Date.now() - Math.floor(((d * 7919) % 30) * 86_400_000 + (d % 24) * 3_600_000)
-    const r = await drain(sites[d % sites.length]!, drainBody(`seed${d}`, Math.min(perDelivery, seed - d * perDelivery), 0, at, sitePage))
-    if (r.status !== 200 && r.status !== 202) throw new Error(`seed delivery: ${r.status} ${await r.text()}`)
-  }
+const round = async (mix: "heavy" | "light", n: number): Promise<RoundResult> => {
+  const loadAvg = [await loadAverage()]
+  const db = await freshDatabase(adminUrl, "aiv_load")
+  const dbName = new URL(db.url).pathname.slice(1)
+  const server = await startServer({ DATABASE_URL: db.url, DATA_DIR: "memory://" }, 18431, 0)
+  const observer = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  const local = postgres(db.url, { max: 1, onnotice: () => {} })
+  let baseline: ReturnType<typeof Bun.spawn> | undefined
+  try {
+    const { key, sites } = await seedAccount(server.base, db.url, 3)
+    const auth = { authorization: `Bearer ${key}` }
+    await local`create table bare_hits (like crawler_hits including defaults)`
+    baseline = Bun.spawn([...(Bun.which("taskset") === null ? [] : ["taskset", "-c", "0"]), "bun", "run", "bench/baseline-brands-server.ts"], {
+      env: { ...process.env, DATABASE_URL: db.url, PORT: "18432" },
+      stdout: "ignore",
+      stderr: "inherit"
+    })
+    const bare = "http://127.0.0.1:18432"
 
-  const kinds = ["GET /brands", "GET /brands/{slug}", "/agents?range=30d", "/agents/pages?range=30d&limit=50", "drain (20 records)"] as const
-  const request = (kind: number, i: number): Promise<Response> => {
-    const site = sites[i % sites.length]!
-    const brand = `/api/public/v1/brands/${site.slug}`
-    switch (kind) {
-      case 0:
-        return fetch(`${server.base}/api/public/v1/brands`, { headers: auth })
-      case 1:
-        return fetch(server.base + brand, { headers: auth })
-      case 2:
-        return fetch(`${server.base}${brand}/agents?range=30d`, { headers: auth })
-      case 3:
-        return fetch(`${server.base}${brand}/agents/pages?range=30d&limit=50`, { headers: auth })
-      default:
-        return drain(site, drainBody(`l${i}`, 5, 15, Date.now(), sitePage))
+    // A site has a finite set of pages, crawled unevenly: 2,000 paths.
+    const heavy = await heavyDeliveries(1000 + n)
+    let draw = n
+    const cubePage = () => {
+      draw = (draw * 1103515245 + 12345) % 2147483648
+      const u = draw / 2147483648
+      return `/docs/page-${Math.floor(2000 * u * u * u)}`
     }
-  }
-  const ok = (status: number) => status === 200 || status === 202
+    const body20 = (tag: string) => (mix === "heavy" ? heavy(tag, 20, 18) : drainBody(tag, 5, 15, Date.now(), cubePage))
+    const hitsPer20 = mix === "heavy" ? 18 : 5
+    const drainTo = (base: string, site: { siteId: string }, body: string) =>
+      fetch(`${base}/api/public/v1/agents/ingest/drain?site_id=${site.siteId}`, { method: "POST", headers: auth, body })
 
-  // Warm-up: every kind answers.
-  for (let k = 0; k < kinds.length; k++) {
-    const r = await request(k, k)
-    if (!ok(r.status)) throw new Error(`${kinds[k]}: ${r.status} ${await r.text()}`)
-    await r.arrayBuffer()
-  }
+    // Seed: `seed` crawler hits spread over the last 30 days and the three brands, 2,000 records a delivery.
+    for (let d = 0; d * 2_000 < seed; d++) {
+      const at = Date.now() - Math.floor(((d * 7919) % 30) * 86_400_000 + (d % 24) * 3_600_000)
+      const count = Math.min(2_000, seed - d * 2_000)
+      const body = mix === "heavy" ? heavy(`s${n}x${d}`, count, count, at) : drainBody(`s${n}x${d}`, count, 0, at, cubePage)
+      const r = await drainTo(server.base, sites[d % sites.length]!, body)
+      if (r.status !== 200 && r.status !== 202) throw new Error(`seed delivery: ${r.status} ${await r.text()}`)
+    }
+    for (let i = 0; i < 300; i++) {
+      if (await fetch(`${bare}/api/public/v1/brands`, { headers: auth }).then((r) => r.ok, () => false)) break
+      await Bun.sleep(100)
+    }
 
-  // Each kind alone: server + PostgreSQL CPU per request, after as many requests of it unmeasured
-  // (the server's JIT warms up on them).
-  console.log(`cost of each kind alone (${costRequests} requests after as many unmeasured, 4 in flight; ${seed} hits seeded):`)
-  let serial = 1_000_000
-  const send = async (k: number, count: number) => {
-    let next = 0
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < count) {
-        next++
-        const r = await request(k, serial++)
-        await r.arrayBuffer()
-        if (!ok(r.status)) throw new Error(`${kinds[k]}: ${r.status}`)
+    let serial = 0
+    const request = (kind: number, i: number): Promise<Response> => {
+      const site = sites[i % sites.length]!
+      const brand = `${server.base}/api/public/v1/brands/${site.slug}`
+      switch (kind) {
+        case 0:
+          return fetch(`${server.base}/api/public/v1/brands`, { headers: auth })
+        case 1:
+          return fetch(brand, { headers: auth })
+        case 2:
+          return fetch(`${brand}/agents?range=30d`, { headers: auth })
+        case 3:
+          return fetch(`${brand}/agents/pages?range=30d&limit=50`, { headers: auth })
+        default:
+          return drainTo(server.base, site, body20(`r${n}x${serial++}`))
       }
-    }))
-  }
-  for (let k = 0; k < kinds.length; k++) {
-    await send(k, costRequests)
-    const beforeServer = await treeCpuMs(server.proc.pid)
-    const beforePg = await backendCpu(observer, dbName)
+    }
+    const costRequest = (cost: number, i: number): Promise<Response> => {
+      switch (cost) {
+        case 0:
+          return request(2, i)
+        case 1:
+          return request(3, i)
+        case 2:
+          return fetch(`${bare}/api/public/v1/brands`, { headers: auth })
+        case 3:
+          return request(4, i)
+        default:
+          return drainTo(bare, sites[i % sites.length]!, body20(`b${n}x${serial++}`))
+      }
+    }
+    const cpu = async () => ({
+      server: (await treeCpuMs(server.proc.pid)) + (baseline === undefined ? 0 : await treeCpuMs(baseline.pid)),
+      pg: await backendCpu(observer, dbName)
+    })
+    const measure = async (cost: number): Promise<Cost> => {
+      await openLoop(costRate, costSeconds / 2, (i) => ({ kind: 0, response: costRequest(cost, i) }))
+      const before = await cpu()
+      const result = await openLoop(costRate, costSeconds, (i) => ({ kind: 0, response: costRequest(cost, i) }))
+      const after = await cpu()
+      const errors = result.answered - result.ok + result.unsent
+      return { server: (after.server - before.server) / result.ok, pg: backendCpuDeltaMs(before.pg, after.pg) / result.ok, errors }
+    }
+
+    const costs: Array<Cost> = []
+    for (const cost of [0, 1, 2]) costs[cost] = await measure(cost)
+    loadAvg.push(await loadAverage())
+
+    // The open loop; crawler hits counted before and after through the API (what a customer reads).
+    const hitsNow = async () => {
+      let total = 0
+      for (const site of sites) {
+        const r = await fetch(`${server.base}/api/public/v1/brands/${site.slug}/agents?range=7d`, { headers: auth })
+        total += ((await r.json()) as { kpis: { hits: number } }).kpis.hits
+      }
+      return total
+    }
+    const before = await hitsNow()
+    let accepted = 0
+    let sentDeliveries = 0
+    const cpu0 = await cpu()
+    const wait0 = await treeRunDelayMs(server.proc.pid)
     const t0 = performance.now()
-    await send(k, costRequests)
-    const wall = performance.now() - t0
-    const serverMs = (await treeCpuMs(server.proc.pid)) - beforeServer
-    const pgMs = backendCpuDeltaMs(beforePg, await backendCpu(observer, dbName))
+    const load = await openLoop(rate, seconds, (i) => {
+      const kind = i % 5
+      if (kind === 4) sentDeliveries++
+      return {
+        kind,
+        response: request(kind, i),
+        check: async (r) => {
+          if (kind !== 4) {
+            await r.arrayBuffer()
+            return r.status === 200 ? null : `status ${r.status}`
+          }
+          const text = await r.text()
+          if (r.status !== 200) return `status ${r.status}`
+          accepted += (JSON.parse(text) as { accepted: number }).accepted
+          return null
+        }
+      }
+    }, maxInFlight)
+    const wallMs = performance.now() - t0
+    const cpu1 = await cpu()
+    const wait1 = await treeRunDelayMs(server.proc.pid)
+    const stored = (await hitsNow()) - before
+    loadAvg.push(await loadAverage())
+    const rssMiB = await peakRssMiB(server.proc.pid)
+    const verification = ((await (await fetch(`${server.base}/api/public/v1/brands/${sites[0]!.slug}/agents?range=7d`, { headers: auth })).json()) as {
+      breakdowns?: { by_verification?: Array<{ verification: string; hits: number }> }
+    }).breakdowns?.by_verification?.map((v) => `${v.verification} ${v.hits}`).join(", ") ?? "?"
+
+    costs[3] = await measure(3)
+    costs[4] = await measure(4)
+    loadAvg.push(await loadAverage())
+    return {
+      costs,
+      load,
+      serverCpuPct: ((cpu1.server - cpu0.server) / wallMs) * 100,
+      serverWaitPct: ((wait1 - wait0) / wallMs) * 100,
+      pgCpuPct: (backendCpuDeltaMs(cpu0.pg, cpu1.pg) / wallMs) * 100,
+      sentHits: sentDeliveries * hitsPer20,
+      accepted,
+      stored,
+      rssMiB,
+      loadAvg,
+      verification
+    }
+  } finally {
+    baseline?.kill()
+    await baseline?.exited
+    await observer.end()
+    await local.end()
+    await server.stop()
+    if (process.env.KEEP_DB !== "1") await db.drop()
+    else console.log(`kept database ${db.url}`)
+  }
+}
+
+const sites0 = "brand-0's hits of the last 7 days by verdict:"
+const f = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "-")
+const summaries: Array<string> = []
+for (const mix of mixes()) {
+  const results: Array<RoundResult> = []
+  for (let n = 0; n < rounds; n++) {
+    const r = await round(mix, n)
+    results.push(r)
+    const sorted = Float64Array.from(r.load.latencies).sort()
+    const errs = [...r.load.errors.values()].reduce((a, b) => a + b, 0)
+    console.log(`[${mix}] round ${n + 1}/${rounds} (load average ${r.loadAvg.join(" -> ")})`)
+    for (let c = 0; c < COSTS.length; c++) {
+      const x = r.costs[c]!
+      console.log(`  alone at ${costRate}/s  ${COSTS[c]!.padEnd(34)} ${f(x.server)} ms server + ${f(x.pg)} ms PostgreSQL CPU = ${f(x.server + x.pg)} ms${x.errors > 0 ? `; ${x.errors} errors` : ""}`)
+    }
     console.log(
-      `  ${kinds[k]!.padEnd(34)} server ${(serverMs / costRequests).toFixed(2)} ms + PostgreSQL ${(pgMs / costRequests).toFixed(2)} ms CPU/request; ${(wall / costRequests).toFixed(2)} ms wall/request`
+      `  open loop ${rate}/s x ${seconds} s: sent ${r.load.sent} of ${r.load.due} (unsent ${r.load.unsent}), ${r.load.ok} ok, ${errs} errors` +
+        (errs > 0 ? ` ${JSON.stringify(Object.fromEntries(r.load.errors))}` : "") +
+        `; achieved ${f(r.load.ok / r.load.elapsed, 0)} req/s; p50 ${f(percentile(sorted, 0.5), 1)} ms, p99 ${f(percentile(sorted, 0.99), 1)} ms, max ${f(sorted[sorted.length - 1] ?? NaN, 1)} ms`
+    )
+    for (let k = 0; k < KINDS.length; k++) {
+      const mine = Float64Array.from(r.load.latencies.filter((_, i) => r.load.kinds[i] === k)).sort()
+      console.log(`    ${KINDS[k]!.padEnd(34)} n ${mine.length}, p50 ${f(percentile(mine, 0.5), 1)}, p99 ${f(percentile(mine, 0.99), 1)}`)
+    }
+    console.log(
+      `  crawler hits: ${r.sentHits} sent, ${r.accepted} acknowledged, ${r.stored} more counted by /agents (lost ${Math.max(0, r.accepted - r.stored)}, extra ${Math.max(0, r.stored - r.accepted)}); ` +
+        `server ${f(r.serverCpuPct, 0)}% (and ${f(r.serverWaitPct, 0)}% waiting for a CPU) + PostgreSQL ${f(r.pgCpuPct, 0)}% of a core; server peak RSS ${f(r.rssMiB, 0)} MiB; ${sites0} ${r.verification}`
     )
   }
-
-  const total = seconds * rate
-  const latencies = new Float64Array(total).fill(Number.NaN)
-  const errors = new Map<string, number>()
-  let done = 0
-  const start = performance.now()
-  const one = async (i: number) => {
-    const t0 = performance.now()
-    let outcome = "ok"
-    try {
-      const response = await request(i % 5, i)
-      await response.arrayBuffer()
-      if (!ok(response.status)) outcome = `status ${response.status}`
-    } catch (error) {
-      outcome = `network: ${String((error as Error).message).slice(0, 60)}`
-    }
-    latencies[i] = performance.now() - t0
-    if (outcome !== "ok") errors.set(outcome, (errors.get(outcome) ?? 0) + 1)
-    done++
-  }
-  const inflight = new Set<Promise<void>>()
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate
-    const wait = due - performance.now()
-    if (wait > 1) await Bun.sleep(wait)
-    const p = one(i)
-    inflight.add(p)
-    void p.then(() => inflight.delete(p))
-  }
-  const scheduled = (performance.now() - start) / 1000
-  // Requests still open 30 s after the last was sent count as never answered.
-  const unanswered = await Promise.race([Promise.all(inflight).then(() => 0), Bun.sleep(30_000).then(() => inflight.size)])
-  if (unanswered > 0) errors.set("no answer within 30 s of the end", unanswered)
-  const elapsed = (performance.now() - start) / 1000
-  const answered = Array.from(latencies).filter((x) => !Number.isNaN(x))
-  const sorted = Float64Array.from(answered).sort()
-  const errorCount = [...errors.values()].reduce((a, b) => a + b, 0)
-  console.log(`load: ${total} requests sent over ${scheduled.toFixed(1)} s (offered ${rate}/s), ${done} answered in ${elapsed.toFixed(1)} s`)
-  console.log(`  errors: ${errorCount}${errorCount > 0 ? " " + JSON.stringify(Object.fromEntries(errors)) : ""}`)
-  console.log(`  latency ms: p50 ${percentile(sorted, 0.5).toFixed(1)}, p90 ${percentile(sorted, 0.9).toFixed(1)}, p99 ${percentile(sorted, 0.99).toFixed(1)}, max ${sorted[sorted.length - 1]!.toFixed(1)}`)
-  for (let k = 0; k < kinds.length; k++) {
-    const mine = Array.from(latencies).filter((x, i) => i % 5 === k && !Number.isNaN(x)).sort((x, y) => x - y)
-    console.log(`    ${kinds[k]!.padEnd(34)} n ${mine.length}, p50 ${percentile(mine, 0.5).toFixed(1)}, p99 ${percentile(mine, 0.99).toFixed(1)}`)
-  }
-  console.log(`  server peak RSS: ${(await peakRssMiB(server.proc.pid)).toFixed(0)} MiB; load average ${await loadAverage()}`)
-  if (errorCount > 0) process.exitCode = 1
-} finally {
-  await observer.end()
-  await server.stop()
-  if (process.env.KEEP_DB !== "1") await db.drop()
-  else console.log(`kept database ${db.url}`), process.exit(process.exitCode ?? 0)
+  const m = (g: (r: RoundResult) => number) => median(results.map(g))
+  const cost = (c: number) => `${f(m((r) => r.costs[c]!.server))} + ${f(m((r) => r.costs[c]!.pg))} = ${f(m((r) => r.costs[c]!.server + r.costs[c]!.pg))} ms`
+  const p = (q: number) => m((r) => percentile(Float64Array.from(r.load.latencies).sort(), q))
+  summaries.push(
+    `${mix} mix, ${rounds} rounds, medians (server + PostgreSQL CPU per request; each alone at ${costRate}/s, ${seed} hits seeded):`,
+    `| what | baseline | ours | ratio | goal |`,
+    `| --- | --- | --- | --- | --- |`,
+    `| 20-record delivery (${mix === "heavy" ? "18" : "5"} crawler hits) alone | ${cost(4)} | ${cost(3)} | ${f(m((r) => (r.costs[3]!.server + r.costs[3]!.pg) / (r.costs[4]!.server + r.costs[4]!.pg)))} | <= 1.5 ms |`,
+    `| /agents?range=30d alone | floor ${cost(2)} | ${cost(0)} | ${f(m((r) => (r.costs[0]!.server + r.costs[0]!.pg) / (r.costs[2]!.server + r.costs[2]!.pg)))} | <= 1.5 ms |`,
+    `| /agents/pages?range=30d&limit=50 alone | floor ${cost(2)} | ${cost(1)} | ${f(m((r) => (r.costs[1]!.server + r.costs[1]!.pg) / (r.costs[2]!.server + r.costs[2]!.pg)))} | <= 1.5 ms |`,
+    `| open loop ${rate}/s x ${seconds} s | | achieved ${f(m((r) => r.load.ok / r.load.elapsed), 0)} req/s, unsent ${m((r) => r.load.unsent)}, errors ${m((r) => r.load.answered - r.load.ok + (r.load.sent - r.load.answered))}, p50 ${f(p(0.5), 1)} ms, p99 ${f(p(0.99), 1)} ms, lost ${m((r) => Math.max(0, r.accepted - r.stored))}; server ${f(m((r) => r.serverCpuPct), 0)}% (${f(m((r) => r.serverWaitPct), 0)}% waiting for a CPU) + PostgreSQL ${f(m((r) => r.pgCpuPct), 0)}% of a core | | ${rate} achieved, 0 errors, p99 < 250 ms |`,
+    `load average (1, 5, 15 min) per round, at start / after the reads / after the load / at the end: ${results.map((r) => r.loadAvg.join(" -> ")).join("; ")}`,
+    ""
+  )
 }
+console.log("")
+for (const line of summaries) console.log(line)

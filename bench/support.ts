@@ -4,6 +4,7 @@
  * the server's peak RSS. Loopback only; every run is bounded in time and count.
  */
 import { spawn, type Subprocess } from "bun"
+import { readdirSync } from "node:fs"
 import postgres from "postgres"
 
 export const GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
@@ -197,6 +198,26 @@ export const processTree = async (pid: number): Promise<Array<number>> => {
   return out
 }
 
+/**
+ * Time the threads of a process tree spent runnable but waiting for a CPU so far, in milliseconds
+ * (/proc/<pid>/task/<tid>/schedstat, second field): on a shared machine, how much the load of others
+ * held the measured process back.
+ */
+export const treeRunDelayMs = async (pid: number) => {
+  let total = 0
+  for (const p of await processTree(pid)) {
+    try {
+      for (const tid of readdirSync(`/proc/${p}/task`)) {
+        const stat = await Bun.file(`/proc/${p}/task/${tid}/schedstat`).text().catch(() => "0 0 0")
+        total += Number(stat.split(" ")[1]) / 1e6
+      }
+    } catch {
+      // gone
+    }
+  }
+  return total
+}
+
 /** CPU of a process tree so far, in milliseconds. */
 export const treeCpuMs = async (pid: number) => {
   let total = 0
@@ -228,3 +249,216 @@ export const pinBackends = async (sql: postgres.Sql, name: string, core: number)
   const rows = await sql<Array<{ pid: number }>>`select pid from pg_stat_activity where datname = ${name} and backend_type = 'client backend'`
   for (const { pid } of rows) Bun.spawnSync(["taskset", "-cp", String(core), String(pid)])
 }
+
+// ---------------------------------------------------------------------------
+// The crawler-heavy mix (docs/performance.md): deterministic draws, pages Zipf-distributed, client
+// addresses either spread over the whole IPv4 space or inside the operators' published prefixes.
+// ---------------------------------------------------------------------------
+
+/** A seeded generator of uniform numbers in [0, 1) (mulberry32): the same seed, the same deliveries. */
+export const seeded = (seed: number) => {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Ranks 0..n-1 drawn with probability proportional to 1 / (rank + 1) (Zipf, s = 1). */
+export const zipf = (n: number, rand: () => number) => {
+  const cdf = new Float64Array(n)
+  let sum = 0
+  for (let k = 0; k < n; k++) cdf[k] = sum += 1 / (k + 1)
+  return () => {
+    const u = rand() * sum
+    let lo = 0
+    let hi = n - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (cdf[mid]! < u) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
+}
+
+/** Any public-looking IPv4 address (first octet 1 to 223): no two deliveries share a verification look-up. */
+export const anyIpv4 = (rand: () => number) => {
+  const n = Math.floor(rand() * 4294967296) >>> 0
+  return `${1 + ((n >>> 24) % 223)}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`
+}
+
+/** The five AI crawlers of the heavy 20-record delivery, each with its operator's range file. */
+export const HEAVY_CRAWLERS = [
+  { bot: "GPTBot", file: "openai-gptbot.json", ua: "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)" },
+  { bot: "ClaudeBot", file: "anthropic-bots.json", ua: "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; ClaudeBot/1.0; +claudebot@anthropic.com)" },
+  { bot: "PerplexityBot", file: "perplexity.json", ua: "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; PerplexityBot/1.0; +https://perplexity.ai/perplexitybot)" },
+  { bot: "OAI-SearchBot", file: "openai-searchbot.json", ua: "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; OAI-SearchBot/1.0; +https://openai.com/searchbot" },
+  { bot: "ChatGPT-User", file: "openai-chatgpt-user.json", ua: "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko); compatible; ChatGPT-User/1.0; +https://openai.com/bot" }
+] as const
+
+/** IPv4 prefixes of a range file the server loads (src/verification/ranges), as [first address, size]. */
+const prefixesOf = async (file: string) => {
+  const json = (await Bun.file(new URL(`../src/verification/ranges/${file}`, import.meta.url)).json()) as { prefixes: Array<{ ipv4Prefix?: string }> }
+  const out: Array<[number, number]> = []
+  for (const p of json.prefixes) {
+    if (p.ipv4Prefix === undefined) continue
+    const [addr, bits] = p.ipv4Prefix.split("/") as [string, string]
+    const n = addr.split(".").reduce((acc, o) => acc * 256 + Number(o), 0)
+    out.push([n, 2 ** (32 - Number(bits))])
+  }
+  if (out.length === 0) throw new Error(`${file}: no IPv4 prefix`)
+  return out
+}
+const dotted = (n: number) => `${(n >>> 24) & 255}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`
+
+/**
+ * Builder of the heavy 20-record delivery: `crawlers` (18) hits of the five crawlers above from
+ * addresses inside their published prefixes (they verify by range), the rest browsers from anywhere;
+ * pages Zipf over `pages` (2,000); every record id unique (tag + index). Vercel drain NDJSON.
+ */
+export const heavyDeliveries = async (seed = 1, pages = 2_000) => {
+  const rand = seeded(seed)
+  const page = zipf(pages, rand)
+  const ranges = await Promise.all(HEAVY_CRAWLERS.map((c) => prefixesOf(c.file)))
+  const inRange = (i: number) => {
+    const list = ranges[i]!
+    const [first, size] = list[Math.floor(rand() * list.length)]!
+    return dotted(first + Math.floor(rand() * size))
+  }
+  return (tag: string, records = 20, crawlers = 18, at = Date.now()) => {
+    const lines: Array<string> = []
+    for (let i = 0; i < records; i++) {
+      const c = i < crawlers ? Math.floor(rand() * HEAVY_CRAWLERS.length) : -1
+      lines.push(JSON.stringify({
+        id: `${tag}-${i}`,
+        source: "lambda",
+        timestamp: at,
+        proxy: {
+          timestamp: at,
+          method: "GET",
+          host: "acme.example",
+          path: `/docs/page-${page()}`,
+          userAgent: [c >= 0 ? HEAVY_CRAWLERS[c]!.ua : CHROME],
+          statusCode: rand() < 0.05 ? 404 : 200,
+          clientIp: c >= 0 ? inRange(c) : anyIpv4(rand)
+        }
+      }))
+    }
+    return lines.join("\n")
+  }
+}
+
+/** `--name=value` of the command line, else the environment variable, else the default. */
+export const option = (name: string, env: string, fallback: string) => {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`))
+  return arg !== undefined ? arg.slice(name.length + 3) : process.env[env] ?? fallback
+}
+
+/** `--mix=heavy|light|both` (or MIX): which mixes a bench runs, heavy first. */
+export const mixes = (): Array<"heavy" | "light"> => {
+  const m = option("mix", "MIX", "heavy")
+  if (m === "both") return ["heavy", "light"]
+  if (m === "heavy" || m === "light") return [m]
+  throw new Error(`--mix is heavy, light or both, not ${m}`)
+}
+
+export interface OpenLoopResult {
+  /** Requests due in the window. */
+  readonly due: number
+  /** Sent on schedule (the rest were not sent: the in-flight cap was reached, counted as unsent). */
+  readonly sent: number
+  readonly unsent: number
+  readonly answered: number
+  readonly ok: number
+  readonly errors: Map<string, number>
+  /** Latency of each answered request from its scheduled time (no coordinated omission), ms. */
+  readonly latencies: Float64Array
+  /** Kind of each answered request, parallel to latencies. */
+  readonly kinds: Uint8Array
+  /** Seconds from the first due time to the last answer (or the window, if longer). */
+  readonly elapsed: number
+}
+
+/**
+ * A true open loop: request i is due at start + i / rate whatever happened to the earlier ones; the
+ * generator wakes every millisecond and sends everything due. With `maxInFlight` requests open a due
+ * request is not sent (counted as unsent), as a client with that many connections would. Requests
+ * still open `graceMs` after the window are counted as errors ("no answer").
+ */
+export const openLoop = async (
+  rate: number,
+  seconds: number,
+  request: (i: number) => { kind: number; response: Promise<Response>; check?: (r: Response) => Promise<string | null> },
+  maxInFlight = 2_000,
+  graceMs = 30_000
+): Promise<OpenLoopResult> => {
+  const due = Math.round(rate * seconds)
+  const latencies = new Float64Array(due)
+  const kinds = new Uint8Array(due)
+  const errors = new Map<string, number>()
+  const fail = (why: string) => errors.set(why, (errors.get(why) ?? 0) + 1)
+  let sent = 0
+  let unsent = 0
+  let answered = 0
+  let ok = 0
+  let inFlight = 0
+  let lastAnswer = 0
+  const start = performance.now()
+  const one = async (i: number, scheduled: number) => {
+    inFlight++
+    sent++
+    let outcome: string | null = null
+    let kind = 0
+    try {
+      const r = request(i)
+      kind = r.kind
+      const response = await r.response
+      outcome = r.check !== undefined ? await r.check(response) : (await response.arrayBuffer(), response.status === 200 || response.status === 202 ? null : `status ${response.status}`)
+    } catch (error) {
+      outcome = `network: ${String((error as Error).message).slice(0, 60)}`
+    }
+    inFlight--
+    const at = performance.now()
+    latencies[answered] = at - scheduled
+    kinds[answered] = kind
+    answered++
+    lastAnswer = at
+    if (outcome === null) ok++
+    else fail(outcome)
+  }
+  const pending = new Set<Promise<void>>()
+  let next = 0
+  while (next < due) {
+    const now = performance.now()
+    while (next < due && start + (next * 1000) / rate <= now) {
+      if (inFlight >= maxInFlight) unsent++
+      else {
+        const p = one(next, start + (next * 1000) / rate)
+        pending.add(p)
+        void p.then(() => pending.delete(p))
+      }
+      next++
+    }
+    await Bun.sleep(1)
+  }
+  const windowEnd = start + seconds * 1000
+  const open = await Promise.race([Promise.all(pending).then(() => 0), Bun.sleep(Math.max(0, windowEnd + graceMs - performance.now())).then(() => pending.size)])
+  if (open > 0) errors.set(`no answer within ${graceMs / 1000} s of the end`, open)
+  return {
+    due,
+    sent,
+    unsent,
+    answered,
+    ok,
+    errors,
+    latencies: latencies.slice(0, answered),
+    kinds: kinds.slice(0, answered),
+    elapsed: (Math.max(lastAnswer, windowEnd) - start) / 1000
+  }
+}
+
+export const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
