@@ -515,6 +515,84 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     }
   }, 60_000)
 
+  it("answers a marketer's four questions on the demo, at 1280 px and at 390 px, each answer on screen", async () => {
+    await page.goto(`${base}/#/signin`)
+    await page.locator("#signout, #email").first().waitFor()
+    if ((await page.locator("#email").count()) > 0) {
+      await page.fill("#email", "demo@example.com")
+      await page.fill("#password", "demo-password-2026")
+      await page.click("#submit")
+      await page.getByRole("heading", { name: "Brands" }).waitFor()
+    }
+    const api = <T,>(path: string) => page.evaluate(async (p) => (await (await fetch(p)).json()) as T, path)
+    // On screen: drawn, and inside the viewport's width without scrolling sideways (no decisive column off-screen).
+    const onScreen = async (locator: ReturnType<Page["locator"]>, width: number) => {
+      await locator.scrollIntoViewIfNeeded()
+      expect(await locator.isVisible()).toBe(true)
+      const box = (await locator.boundingBox())!
+      expect(box.x).toBeGreaterThanOrEqual(0)
+      expect(box.x + box.width).toBeLessThanOrEqual(width + 0.5)
+      return (await locator.textContent())!
+    }
+    const brands = (await api<{ brands: Array<{ brand_slug: string }> }>("/api/v1/me/brands")).brands
+    const [first, second] = [brands[0]!.brand_slug, brands[1]!.brand_slug]
+    for (const { width, height } of WIDTHS) {
+      await page.setViewportSize({ width, height })
+
+      // 1. The top competitor's ChatGPT share this week, with its 95% interval and whether its change is real.
+      const ranking = await api<{ ranking: Array<{ name: string; is_own: boolean; share: number }> }>(
+        `/api/v1/me/industry/ranking?range=7d&brand=${first}&engine=chatgpt`
+      )
+      const competitor = ranking.ranking.find((row) => !row.is_own)!
+      await page.goto(`${base}/#/brands/${first}/visibility?range=7d&engine=chatgpt`)
+      const row = page.locator(`#share-table tr[data-brand="${competitor.name}"]`)
+      await row.waitFor()
+      expect(await page.locator("#share-scope").textContent()).toContain("ChatGPT")
+      const share = await onScreen(row.locator("[data-share]"), width)
+      expect(share).toMatch(/^\d+(\.\d)?% \(\d+(\.\d)?–\d+(\.\d)?%\)$/)
+      expect(share.startsWith(`${(competitor.share * 100).toFixed(1)}%`)).toBe(true)
+      await screenshot(`question-share-${width}`)
+
+      // 2. The AI crawlers that read /pricing, and whether they are who they say.
+      await page.goto(`${base}/#/brands/${first}/agents?range=7d&path=%2Fpricing`)
+      const bots = page.locator("#page-bots-table tbody tr[data-bot]")
+      await bots.first().waitFor()
+      expect(await bots.count()).toBeGreaterThanOrEqual(3)
+      const verdicts = await onScreen(bots.first().locator("[data-verdict]"), width)
+      expect(verdicts).toMatch(/Verified|Unverified|Spoofed/)
+      await screenshot(`question-bots-${width}`)
+
+      // 3. The domains engines cite for one topic of the second brand, but never beside it.
+      const topics = [...new Set((await api<{ prompts: Array<{ topic: string }> }>(`/api/v1/me/brands/${second}/prompts`)).prompts.map((p) => p.topic))]
+      let topic = ""
+      let domains: Array<string> = []
+      for (const candidate of topics) {
+        const gap = await api<{ domains: Array<{ domain: string }> }>(`/api/v1/me/industry/gap?range=30d&brand=${second}&topic=${encodeURIComponent(candidate)}`)
+        if (gap.domains.length > 0) {
+          topic = candidate
+          domains = gap.domains.map((d) => d.domain)
+          break
+        }
+      }
+      expect(topic).not.toBe("")
+      await page.goto(`${base}/#/brands/${second}/citations?range=30d&topic=${encodeURIComponent(topic)}`)
+      const gapRows = page.locator("#gap-table tr[data-gap-domain]")
+      await gapRows.first().waitFor()
+      expect(await gapRows.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-gap-domain")))).toEqual(domains.slice(0, Math.max(1, await gapRows.count())))
+      expect(await onScreen(gapRows.first().locator("td").first(), width)).toContain(domains[0]!)
+      await screenshot(`question-gap-${width}`)
+
+      // 4. What to fix first.
+      await page.goto(`${base}/#/brands/${first}/actions?range=30d`)
+      const action = page.locator("#actions li").first()
+      await action.waitFor()
+      expect(await onScreen(action.locator("h3"), width)).not.toBe("")
+      await screenshot(`question-actions-${width}`)
+    }
+    await page.setViewportSize({ width: 1280, height: 900 })
+    expect(cspViolations).toEqual([])
+  }, 180_000)
+
   it("serves the API reference offline", async () => {
     await page.goto(`${base}/api/public/v1/docs`)
     await page.getByRole("heading", { name: "Endpoints" }).waitFor()
