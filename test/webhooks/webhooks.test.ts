@@ -7,6 +7,7 @@ import { postPinned } from "../../src/webhooks/Sender.js"
 import { AddressResolver, pinnedTarget, UnresolvableHost } from "../../src/webhooks/Ssrf.js"
 import { createBrand, databaseBackends, json, makeTestApp, serverSchemaUrl, signup, type TestApp } from "../helpers/app.js"
 import { drainUrl, ndjson, postBatch, postDrain, query, requestRecord, setPlan, tenant, UA } from "../ingestion/fixtures.js"
+import { sourceBody, sourceRecords } from "../ingestion/sources.js"
 
 /**
  * Webhooks and alerts through the HTTP surface (docs/webhooks.md): a local receiver (Bun.serve)
@@ -354,7 +355,8 @@ for (const backend of databaseBackends()) {
       })
       expect(h).toMatchObject({ spool_pending: 0, monthly_used: 1, monthly_cap: 1_000_000 })
       const drain = h.channels.find((c) => c.channel === "drain")!
-      expect(drain).toMatchObject({ deliveries_24h: 1, accepted_24h: 0, signature_failures_24h: 1 })
+      // Refused before it was read: the format it asked for (none, so auto).
+      expect(drain).toMatchObject({ format: "auto", deliveries_24h: 1, accepted_24h: 0, signature_failures_24h: 1 })
       const edge = h.channels.find((c) => c.channel === "edge_worker")!
       expect(edge).toMatchObject({ format: "json", deliveries_24h: 1, records_24h: 3, accepted_24h: 1, skipped_24h: 1, unparseable_24h: 1, signature_failures_24h: 0 })
       expect(typeof edge.last_received_at).toBe("string")
@@ -367,6 +369,18 @@ for (const backend of databaseBackends()) {
       expect(stalled.map((s) => s.channel).sort()).toEqual(["drain", "edge_worker"])
       expect(stalled.every((s) => s.brand_slug === t.brandSlug)).toBe(true)
     }, 40_000)
+
+    it("ingestion health names the log source a drain delivery was read as", async () => {
+      const t = await tenant(app, "growth")
+      const cloudflare = await postDrain(app, t.key, drainUrl(t.siteId), sourceBody("cloudflare", sourceRecords("cloudflare")))
+      expect(cloudflare.status).toBe(200)
+      const drain = await waitFor("the drain channel", async () => {
+        const health = await call(`/api/v1/me/brands/${t.brandSlug}/ingestion`, "GET", undefined, t.cookie)
+        const body = (await json(health)) as { channels: Array<Record<string, unknown>> }
+        return body.channels.find((c) => c.channel === "drain")
+      })
+      expect(drain).toMatchObject({ format: "cloudflare", deliveries_24h: 1, records_24h: 5 })
+    })
 
     it("crawler.spoofed_surge: a bot's spoofed hits in the last hour reaching ALERT_SPOOFED_MIN (here 3), once", async () => {
       const t = await tenant(app, "starter")

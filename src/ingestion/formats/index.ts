@@ -75,10 +75,17 @@ export const LOG_SOURCES: Readonly<Record<LogSourceName, LogSource>> = {
  */
 const JSON_ORDER: ReadonlyArray<LogSourceName> = ["cloudflare", "akamai", "netlify", "fastly", "cloudfront", "vercel"]
 const TEXT_ORDER: ReadonlyArray<LogSourceName> = ["cloudfront", "combined"]
-const JSON_DETECTORS = JSON_ORDER.flatMap((name) => {
-  const json = LOG_SOURCES[name].json
-  return json === undefined ? [] : [{ name, detect: json.detect }]
-})
+/**
+ * `auto` for a JSON record: the first source of JSON_ORDER whose `detect` holds, as one chain of closures
+ * built once (each call site sees one detector: a loop over them all was slower on Vercel's records).
+ */
+const detectJson: (record: JsonObject) => LogSourceName = JSON_ORDER.reduceRight<(record: JsonObject) => LogSourceName>(
+  (next, name) => {
+    const detect = LOG_SOURCES[name].json?.detect
+    return detect === undefined ? next : (record) => (detect(record) ? name : next(record))
+  },
+  () => "vercel"
+)
 
 /** The text a record without an id is keyed by when it has no line of its own: what was read from it. */
 const fieldsText = (r: LogRequest): string =>
@@ -140,17 +147,7 @@ export class LogDecoder {
       if (format === "auto" || format === "vercel") this.parsed++
       return
     }
-    let name: LogSourceName = "vercel"
-    if (format === "auto") {
-      for (const candidate of JSON_DETECTORS) {
-        if (candidate.detect(v)) {
-          name = candidate.name
-          break
-        }
-      }
-    } else {
-      name = format
-    }
+    const name = format === "auto" ? detectJson(v) : format
     const source = LOG_SOURCES[name]
     // A JSON record given to a text format is not a record of it.
     if (source.json === undefined) return
