@@ -83,15 +83,16 @@ export const IndustryDescriptions = {
     "absent = all engines, any other value matches nothing); region (ISO-3166-1 alpha-2, default the brand's primary region); language (ISO-639-1, " +
     "default the region's language)." + INTERVALS,
   competitorCitations:
-    "The domains cited in the primary brand's AI answers that mention one competitor, most cited first, with share " +
+    "The domains cited in a brand's AI answers (default the primary brand) that mention one competitor, most cited first, with share " +
     "and bucket: where that competitor's visibility comes from. Parameters: name (a tracked competitor, " +
-    "case-insensitive, as named in GET /industry/metrics or GET /portfolio); " + RANGE + ". A name that is not a " +
-    "tracked competitor answers 404.",
+    "case-insensitive, as named in GET /industry/metrics or GET /portfolio); " + RANGE + "; brand (slug: that " +
+    "brand's competitor in its answers; default the primary brand). A name that is not a tracked competitor answers 404.",
   competitorPrompts:
     "The monitored prompts where one competitor appeared in AI answers, most appearances first: the engines, the " +
     "competitor's mean rank, and brand_mentioned, how many of those answers also name the brand (fewer than " +
     "appearances = answers naming the competitor and not us). Parameters: name (a tracked competitor, " +
-    "case-insensitive); " + RANGE + ". A name that is not a tracked competitor answers 404.",
+    "case-insensitive); " + RANGE + "; brand (slug; default the primary brand). A name that is not a tracked " +
+    "competitor answers 404.",
   gap:
     "The citation gap of a brand (default the primary brand): domains that AI answers cite alongside competitors but never alongside " +
     "the brand, ranked by opportunity (answers mentioning a competitor that cite the domain), with the competitors " +
@@ -104,5 +105,6 @@ export const IndustryDescriptions = {
     "topic: mentions, share (0..1), change against the previous period, sentiment shares. Use it for \"who leads " +
     "on topic X\" (topics from GET /topics); for the overview with a daily series use GET /industry/metrics. " +
     "Parameters: " + RANGE + "; topic (the exact topic of a monitored prompt; absent = all); brand (slug; default " +
-    "the primary brand; unknown = 404)." + INTERVALS
+    `the primary brand; unknown = 404); engine (one engine slug: ${ENGINES}; absent = all engines, any other value ` +
+    "matches nothing); region (ISO-3166-1 alpha-2, case-insensitive; absent = every region and language)." + INTERVALS
 } as const

@@ -140,7 +140,7 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     await page.locator("#ranking", { hasText: "prompts about “pricing”" }).waitFor()
     expect(await page.locator("#ranking-table tbody tr", { hasText: "Northwind CRM (you)" }).count()).toBe(1)
     // Shares with their interval's two ends, and what an interval means.
-    expect(await page.locator("#ranking-table tbody").textContent()).toMatch(/\d+\.\d% \(\d+\.\d–\d+\.\d\)/)
+    expect(await page.locator("#ranking-table tbody").textContent()).toMatch(/\d+\.\d% \(\d+\.\d–\d+\.\d%\)/)
     expect(await page.locator("#ranking").textContent()).toContain("95% intervals: how much the figure moves from one asking to the next")
     expect(await page.locator("#ranking").textContent()).not.toContain("±")
 
@@ -193,7 +193,7 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     await page.goto(`${served.base}/#/brands/northwind-crm/visibility`)
     await page.locator("#share-table tbody tr").first().waitFor()
     expect(await page.locator("#visibility-page button", { hasText: "Apply" }).count()).toBe(0)
-    await page.getByLabel("Engine").selectOption("chatgpt")
+    await page.getByLabel("Engine", { exact: true }).selectOption("chatgpt")
     await page.waitForURL(/visibility\?engine=chatgpt$/)
     await page.locator("#share-scope", { hasText: "ChatGPT, every region and language" }).waitFor()
     await shareOf(top.name).waitFor()
@@ -207,7 +207,7 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     await page.goto(`${served.base}/#/brands/northwind-crm/ranking?engine=chatgpt`)
     await page.locator("#ranking-scope", { hasText: "ChatGPT" }).waitFor()
     expect(await page.locator(`#ranking-table tr[data-brand="${top.name}"] [data-share]`).textContent()).toBe(expected)
-    expect(await page.getByLabel("Engine").inputValue()).toBe("chatgpt")
+    expect(await page.getByLabel("Engine", { exact: true }).inputValue()).toBe("chatgpt")
     await page.goto(`${served.base}/#/brands/northwind-crm/competitors?engine=chatgpt`)
     await page.locator(`#competitors-table tr[data-brand="${top.name}"]`).waitFor()
     expect(await page.locator(`#competitors-table tr[data-brand="${top.name}"] [data-share]`).textContent()).toBe(expected)
@@ -215,7 +215,7 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     // A region narrows the population, and the screen says so.
     await page.goto(`${served.base}/#/brands/northwind-crm/ranking?engine=chatgpt`)
     await page.locator("#ranking-scope", { hasText: "ChatGPT" }).waitFor()
-    await page.getByLabel("Region").selectOption("US")
+    await page.getByLabel("Region", { exact: true }).selectOption("US")
     await page.waitForURL(/ranking\?engine=chatgpt&region=US$/)
     await page.locator("#ranking-scope", { hasText: "region US (every language)" }).waitFor()
 

@@ -17,7 +17,7 @@ import {
   section,
   tableWrap
 } from "./kit.js"
-import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareChange, shareText } from "./scope.js"
+import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareCell, shareChange, shareText } from "./scope.js"
 
 /**
  * The competitors a brand is measured against: who they are and their share of voice (the same read
@@ -95,11 +95,11 @@ export const competitorsScreen = (slug: string, params: URLSearchParams) => {
           ),
           tableWrap(h(
             "table",
-            { id: "competitors-table", "aria-label": "Tracked competitors" },
+            { id: "competitors-table", class: "share-table", "aria-label": "Tracked competitors" },
             h("thead", null, h("tr", null,
               h("th", { scope: "col" }, "Competitor"),
-              h("th", { scope: "col" }, "Domain"),
-              h("th", { class: "num", scope: "col" }, "Mentions"),
+              h("th", { class: "opt", scope: "col" }, "Domain"),
+              h("th", { class: "num opt", scope: "col" }, "Mentions"),
               h("th", { class: "num", scope: "col" }, "Share of voice (95% interval)"),
               h("th", { class: "num", scope: "col" }, "Change"),
               h("th", { scope: "col" }, ""))),
@@ -109,9 +109,9 @@ export const competitorsScreen = (slug: string, params: URLSearchParams) => {
                 "tr",
                 { "data-brand": competitor },
                 h("td", null, competitor, row?.is_pinned ? h("span", { class: "badge active", title: "Pinned competitor" }, " pinned") : null),
-                h("td", null, row?.domain ?? "—"),
-                h("td", { class: "num" }, row ? formatNumber(row.mentions) : "—"),
-                h("td", { class: "num", "data-share": "" }, row ? shareText(row.share, row.share_ci95) : "—"),
+                h("td", { class: "opt" }, row?.domain ?? "—"),
+                h("td", { class: "num opt" }, row ? formatNumber(row.mentions) : "—"),
+                h("td", { class: "num", "data-share": "" }, row ? shareCell(row.share, row.share_ci95) : "—"),
                 h("td", { class: "num" }, row ? shareChange(row) : "—"),
                 h("td", null, h("a", { href: detailHref(competitor) }, `Where ${competitor} appears`))
               )

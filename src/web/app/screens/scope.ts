@@ -50,6 +50,13 @@ export const shareText = (share: number, interval: readonly [number, number] | n
   return formatPercent(share) + (ends === "" ? "" : ends.replace(/\)$/, "%)"))
 }
 
+/** The same as a cell's content: the interval may wrap below the share on a phone (the text stays the same). */
+export const shareCell = (share: number, interval: readonly [number, number] | null | undefined) => {
+  const text = shareText(share, interval)
+  const cut = text.indexOf(" (")
+  return cut < 0 ? text : h("span", null, h("span", { class: "share" }, text.slice(0, cut)), " ", h("span", { class: "ends" }, text.slice(cut + 1)))
+}
+
 const signedPoints = (value: number) => `${value >= 0 ? "+" : "−"}${Math.abs(value * 100).toFixed(1)} pt`
 
 /**
@@ -94,11 +101,19 @@ export interface RankingResponse {
  * (`data-share` cell), the change with its n.s. marker and, when asked, the sentiment shares.
  */
 export const shareTable = (rows: ReadonlyArray<ShareRow>, attrs: Record<string, string>, options: { readonly sentiment?: boolean } = {}) => {
-  const headers = ["#", "Brand", "Mentions", "Share of voice (95% interval)", "Change", ...(options.sentiment ? ["Positive", "Negative"] : [])]
+  // Columns marked "opt" give way on a phone (style.css), so the share and its change stay in view.
+  const headers: ReadonlyArray<readonly [string, string | null]> = [
+    ["#", "num opt"],
+    ["Brand", null],
+    ["Mentions", "num opt"],
+    ["Share of voice (95% interval)", "num"],
+    ["Change", "num"],
+    ...(options.sentiment ? [["Positive", "num opt"], ["Negative", "num opt"]] as const : [])
+  ]
   return tableWrap(h(
     "table",
-    attrs,
-    h("thead", null, h("tr", null, headers.map((name, i) => h("th", { class: i === 1 ? null : "num", scope: "col" }, name)))),
+    { ...attrs, class: "share-table" },
+    h("thead", null, h("tr", null, headers.map(([name, cls]) => h("th", { class: cls, scope: "col" }, name)))),
     h(
       "tbody",
       null,
@@ -106,13 +121,13 @@ export const shareTable = (rows: ReadonlyArray<ShareRow>, attrs: Record<string, 
         h(
           "tr",
           { "data-brand": row.name },
-          h("td", { class: "num" }, String(i + 1)),
+          h("td", { class: "num opt" }, String(i + 1)),
           h("td", null, row.is_own ? h("strong", null, `${row.name} (you)`) : row.name, row.is_pinned ? h("span", { class: "badge active" }, " pinned") : null),
-          h("td", { class: "num" }, formatNumber(row.mentions)),
-          h("td", { class: "num", "data-share": "" }, shareText(row.share, row.share_ci95)),
+          h("td", { class: "num opt" }, formatNumber(row.mentions)),
+          h("td", { class: "num", "data-share": "" }, shareCell(row.share, row.share_ci95)),
           h("td", { class: "num" }, shareChange(row)),
-          options.sentiment ? h("td", { class: "num" }, formatPercent(row.sentiment.pos)) : null,
-          options.sentiment ? h("td", { class: "num" }, formatPercent(row.sentiment.neg)) : null
+          options.sentiment ? h("td", { class: "num opt" }, formatPercent(row.sentiment.pos)) : null,
+          options.sentiment ? h("td", { class: "num opt" }, formatPercent(row.sentiment.neg)) : null
         )
       )
     )
