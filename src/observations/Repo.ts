@@ -244,13 +244,13 @@ const readRollups = (rows: ReadonlyArray<StoredObservation>) => {
     string,
     { o: StoredObservation; day: string; entityId: number; domain: string; bucket: string; citations: number; observations: number }
   >()
-  // migrations/0019: the same per prompt (the gap of one topic).
+  // migrations/0025: the same per prompt (the gap of one topic).
   const promptDomain = new Map<
     string,
     { o: StoredObservation; day: string; domain: string; bucket: string; competitorObs: number; brandObs: number }
   >()
   const promptDomainEntity = new Map<string, { o: StoredObservation; day: string; entityId: number; domain: string; observations: number }>()
-  // migrations/0019: prompt_daily and prompt_entity_daily per engine and region too (a topic's share in a scope).
+  // migrations/0025: prompt_daily and prompt_entity_daily per engine and region too (a topic's share in a scope).
   const promptScope = new Map<
     string,
     { o: StoredObservation; day: string; responses: number; entityMentions: number; entityMentionsSq: number; entityObservations: number }

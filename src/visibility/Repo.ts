@@ -263,7 +263,7 @@ export interface VisibilityRepoShape {
   ) => Effect.Effect<{ readonly entities: ReadonlyArray<EntityPeriodTotals>; readonly population: PopulationTotals }>
   /**
    * The same over the observations of the prompts with one topic: every region and engine from the prompt
-   * rollups (0004), an engine or region in the scope from those per engine and region (0019); every language.
+   * rollups (0004), an engine or region in the scope from those per engine and region (0025); every language.
    */
   readonly topicEntityTotals: (
     accountId: number,
@@ -299,7 +299,7 @@ export interface VisibilityRepoShape {
   readonly gap: (accountId: number, brandId: number, from: string, to: string, region: string | null) => Effect.Effect<ReadonlyArray<GapRow>>
   /** Per monitored prompt of the brand: answers in [from, to], and per entity the answers mentioning it (prompt rollups). */
   readonly promptEntityCounts: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<PromptEntityCounts>
-  /** The same gap over the answers to the brand's prompts of one topic (the prompt rollups of migrations/0019). */
+  /** The same gap over the answers to the brand's prompts of one topic (the prompt rollups of migrations/0025). */
   readonly topicGap: (
     accountId: number,
     brandId: number,
@@ -348,7 +348,7 @@ export const VisibilityRepoLive = Layer.effect(
       ])
 
     /**
-     * topicEntityTotals with an engine or region: the prompt rollups per engine and region (migrations/0019).
+     * topicEntityTotals with an engine or region: the prompt rollups per engine and region (migrations/0025).
      * They hold no language: a scope with a language is not asked of them (the ranking passes none).
      */
     const scopedTopicTotals = (accountId: number, brandId: number, p: Period, topic: string, scope: Scope) => {

@@ -850,7 +850,7 @@ for (const backend of databaseBackends()) {
     })
 
     describe("engine and region of the ranking; the topic gap from the prompt rollups; a brand's competitor reads", () => {
-      it("the rollups of migrations/0019 equal a recomputation from the raw rows", async () => {
+      it("the rollups of migrations/0025 equal a recomputation from the raw rows", async () => {
         const tables: Array<[string, string, string]> = [
           ["prompt_domain_daily", "brand_id, day, region, prompt_id, domain, bucket, competitor_observations, brand_observations", "brand_id, day, prompt_id, region, domain"],
           ["prompt_domain_entity_daily", "brand_id, entity_id, day, region, prompt_id, domain, observations", "brand_id, day, prompt_id, region, domain, entity_id"],
@@ -861,7 +861,7 @@ for (const backend of databaseBackends()) {
             "brand_id, day, prompt_id, engine, region, entity_id"
           ]
         ]
-        const migration = await Bun.file(new URL("../../migrations/0019_prompt_domain_rollups.sql", import.meta.url)).text()
+        const migration = await Bun.file(new URL("../../migrations/0025_prompt_domain_rollups.sql", import.meta.url)).text()
         const backfill = migration.slice(migration.indexOf("-- Backfill"))
         for (const [table] of tables) await app.run(sqlOf(`create temp table ${table}_check (like ${table} including defaults)`))
         await app.run(sqlOf(backfill.replace(/insert into (\w+) /g, "insert into $1_check ")))
