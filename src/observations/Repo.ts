@@ -484,7 +484,7 @@ export const ObservationsRepoLive = Layer.effect(
         yield* addReadRollups(rows)
       })
 
-    /** The rollups of migrations/0004 and 0019. */
+    /** The rollups of migrations/0004 and 0025. */
     const addReadRollups = (rows: ReadonlyArray<StoredObservation>) =>
       Effect.gen(function*() {
         const { domain, domainEntity, prompt, promptDomain, promptDomainEntity, promptEntity, promptEntityScope, promptScope } = readRollups(rows)
