@@ -277,7 +277,13 @@ const summaries: Array<string> = []
 for (const mix of mixes()) {
   const results: Array<RoundResult> = []
   for (let n = 0; n < rounds; n++) {
-    const r = await round(mix, n)
+    // A round that fails (the server resets the read that counts the hits, say) is reported and skipped.
+    const r = await round(mix, n).catch((error: unknown) => {
+      console.log(`[${mix}] round ${n + 1}/${rounds} FAILED: ${String(error instanceof Error ? error.message : error).slice(0, 200)}`)
+      process.exitCode = 1
+      return null
+    })
+    if (r === null) continue
     results.push(r)
     const sorted = Float64Array.from(r.load.latencies).sort()
     const errs = [...r.load.errors.values()].reduce((a, b) => a + b, 0)
@@ -302,11 +308,12 @@ for (const mix of mixes()) {
         `server ${f(r.serverCpuPct, 0)}% (and ${f(r.serverWaitPct, 0)}% waiting for a CPU) + PostgreSQL ${f(r.pgCpuPct, 0)}% of a core; server peak RSS ${f(r.rssMiB, 0)} MiB; ${sites0} ${r.verification}`
     )
   }
+  if (results.length === 0) continue
   const m = (g: (r: RoundResult) => number) => median(results.map(g))
   const cost = (c: number) => `${f(m((r) => r.costs[c]!.server))} + ${f(m((r) => r.costs[c]!.pg))} = ${f(m((r) => r.costs[c]!.server + r.costs[c]!.pg))} ms`
   const p = (q: number) => m((r) => percentile(Float64Array.from(r.load.latencies).sort(), q))
   summaries.push(
-    `${mix} mix, ${rounds} rounds, medians (server + PostgreSQL CPU per request; each alone at ${costRate}/s, ${seed} hits seeded):`,
+    `${mix} mix, ${results.length} of ${rounds} rounds, medians (server + PostgreSQL CPU per request; each alone at ${costRate}/s, ${seed} hits seeded):`,
     `| what | baseline | ours | ratio | goal |`,
     `| --- | --- | --- | --- | --- |`,
     `| 20-record delivery (${mix === "heavy" ? "18" : "5"} crawler hits) alone | ${cost(4)} | ${cost(3)} | ${f(m((r) => (r.costs[3]!.server + r.costs[3]!.pg) / (r.costs[4]!.server + r.costs[4]!.pg)))} | <= 1.5 ms |`,
