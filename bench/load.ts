@@ -326,3 +326,5 @@ for (const mix of mixes()) {
 }
 console.log("")
 for (const line of summaries) console.log(line)
+// Timers of the bounded waits (the grace, the settle) would keep the process alive for minutes.
+process.exit(process.exitCode ?? 0)
