@@ -381,6 +381,8 @@ export interface OpenLoopResult {
   readonly kinds: Uint8Array
   /** Seconds from the first due time to the last answer (or the window, if longer). */
   readonly elapsed: number
+  /** Resolves when every request sent has settled, those counted as "no answer" included. */
+  readonly settled: Promise<unknown>
 }
 
 /**
@@ -457,7 +459,8 @@ export const openLoop = async (
     errors,
     latencies: latencies.slice(0, answered),
     kinds: kinds.slice(0, answered),
-    elapsed: (Math.max(lastAnswer, windowEnd) - start) / 1000
+    elapsed: (Math.max(lastAnswer, windowEnd) - start) / 1000,
+    settled: Promise.all(pending)
   }
 }
 
