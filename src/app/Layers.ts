@@ -15,6 +15,7 @@ import { Agents, AgentsLive } from "../agents/Agents.js"
 import { AgentsConfig, AgentsConfigLive } from "../agents/Config.js"
 import { AgentsHttpLive } from "../agents/Http.js"
 import { AgentsRepo, AgentsRepoLive } from "../agents/Repo.js"
+import { RollupAggregator, RollupAggregatorScheduled } from "../agents/Aggregator.js"
 import { RetentionLive } from "../agents/Retention.js"
 import { SpanRollerLive } from "../agents/SpanRoller.js"
 import { TagLive } from "../agents/Tag.js"
@@ -93,7 +94,7 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
 
 export type Services = Accounts | ApiKeys | Brands | KeyHashing | PasswordHasher | Analysis | Observations | IngestionServices
   | Visibility | VisibilityConfig | Agents | AgentsConfig | RateLimiter | Lifecycle | RequestLog | ReadinessChecks | Verification | VerificationConfig | Resolver | AgentCatalog
-  | Alerts | Webhooks | WebhooksConfig | AddressResolver | Invalidations | Actions
+  | Alerts | Webhooks | WebhooksConfig | AddressResolver | Invalidations | Actions | RollupAggregator
 export type Infrastructure = AppConfig | Database
 
 /** Domain services over the repositories. */
@@ -141,8 +142,9 @@ export const makeServices = <E, R>(options: {
     Layer.provide(ClassifierLive),
     Layer.provide(options.repositories)
   )
-  // Agent analytics: the reads over the rollups, and the retention fiber.
-  const agents = Layer.mergeAll(RetentionLive, SpanRollerLive, PartitionMaintenanceLive).pipe(
+  // Agent analytics: the reads over the rollups, the aggregator folding the hits into them, and the
+  // retention fiber.
+  const agents = Layer.mergeAll(RetentionLive, SpanRollerLive, PartitionMaintenanceLive, RollupAggregatorScheduled).pipe(
     Layer.provideMerge(AgentsLive),
     Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
     Layer.provide(core),
