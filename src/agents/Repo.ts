@@ -742,6 +742,11 @@ export const AgentsRepoLive = Layer.effect(
           )
           if (Option.exists(current, (row) => row.asOf === today)) return "current" as const
           return yield* sql.withTransaction(Effect.gen(function*() {
+            // No fold meanwhile (the aggregator's lock, taken before the state row as a fold does): a
+            // fold committing between the rebuild's read of the rollup and the new as_of would be in the
+            // rollup and not in the spans, for a brand whose spans are built for the first time (a fold
+            // only waits on a state row with an as_of).
+            yield* sql`select pg_advisory_xact_lock(${FOLD_LOCK}::bigint)`
             yield* sql`
               insert into crawler_span_state (account_id, brand_id, as_of)
               select account_id, id, null from brands where account_id = ${accountId} and id = ${brandId}

@@ -208,7 +208,8 @@ export const HitsRepoLive = Layer.effect(
         // One row per statement: decoding it costs nothing next to the statement.
         singleRow(StoredRows),
         Effect.map(({ keys, stored, used }): ReadonlyArray<Stored> => {
-          if (keys === null) return [{ stored, used }]
+          // No key back: one store (its count is the statement's), or several that stored nothing new.
+          if (keys === null) return inputs.length === 1 ? [{ stored, used }] : inputs.map(() => ({ stored: 0, used }))
           const counts = new Array<number>(inputs.length).fill(0)
           // By key and time in microseconds (as stored); by key alone should a rounding differ.
           const owner = new Map<string, number>()
