@@ -51,7 +51,10 @@ const LATE: ReadonlyArray<Hit> = [
 /** A SqlClient over another whose COMMIT, while `crash.on`, rolls the transaction back and fails. */
 const diesAtCommit = (crash: { on: boolean }) => (inner: SqlClient.SqlClient): SqlClient.SqlClient => {
   const wrap = (conn: Connection): Connection => ({
-    ...conn,
+    execute: (sql, params, transform) => conn.execute(sql, params, transform),
+    executeRaw: (sql, params) => conn.executeRaw(sql, params),
+    executeValues: (sql, params) => conn.executeValues(sql, params),
+    executeStream: (sql, params, transform) => conn.executeStream(sql, params, transform),
     executeUnprepared: (sql, params, transform) =>
       crash.on && /^commit$/i.test(sql.trim())
         ? Effect.zipRight(
