@@ -50,7 +50,8 @@ export interface StoreInput {
 }
 
 /**
- * Crawler hits, their rollup rows, AI referrals and the monthly usage, written by one statement.
+ * Crawler hits (and their rows of the aggregator's queue), AI referrals and the monthly usage,
+ * written by one statement.
  * A hit or referral whose key is already stored (a replay, a platform redelivery) is not stored
  * again and not counted. The cap is the caller's business (QuotaRepo.withinCap): this adds what it stored.
  */
@@ -145,7 +146,8 @@ export const HitsRepoLive = Layer.effect(
       }
       // One store: everything the statement stored is its own. Several: the keys stored (with their
       // time) come back, and each is the first store's that offered it (matched here: a join in the
-      // statement would run as a nested loop in its generic plan, see page_spans).
+      // statement would run as a nested loop in its generic plan, as the span upkeep's did:
+      // src/agents/Repo.ts, fold).
       const stored = inputs.length === 1
         ? sql`(select count(*) from ins)::int as stored, null::text[] as keys`
         : sql`(select count(*) from ins)::int as stored,
@@ -232,11 +234,12 @@ export const HitsRepoLive = Layer.effect(
     }
 
     /**
-     * Stores of one account's brand wait on each other in PostgreSQL anyway: each updates the same
-     * rollup and span rows, whose locks it holds until its commit. So while IN_FLIGHT stores of a
-     * key (storeKey) run, the stores of that key that come meanwhile wait here, then go as one
-     * statement: the rows are updated once for all of them (bench/hot-account.ts). A store inside
-     * a transaction (the locked path near the cap) runs alone, in it.
+     * Stores of one account wait on each other in PostgreSQL anyway: each updates the month's usage
+     * row, whose lock it holds until its commit (the rollups are the aggregator's: docs/performance.md).
+     * So while IN_FLIGHT stores of a key (storeKey) run, the stores of that key that come meanwhile
+     * wait here, then go as one statement: one statement's fixed cost and one usage update for all of
+     * them (bench/hot-account.ts). A store inside a transaction (the locked path near the cap) runs
+     * alone, in it.
      */
     const queues = new Map<string, { running: number; readonly waiting: Array<Waiting> }>()
 
