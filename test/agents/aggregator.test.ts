@@ -5,11 +5,11 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
-import { RollupAggregator } from "../../src/agents/Aggregator.js"
+import { agentsConfigTest } from "../../src/agents/Config.js"
 import { retentionPass } from "../../src/agents/Retention.js"
 import { bearer, databaseBackends, fixedClock, makeTestApp, serverSchemaUrl, type TestApp } from "../helpers/app.js"
 import { twoServerMode } from "../helpers/servers.js"
-import { folded, postBatch, query, tenant, type Tenant } from "../ingestion/fixtures.js"
+import { folded, foldNow, postBatch, query, tenant, type Tenant } from "../ingestion/fixtures.js"
 import { expectedPages, HITS, type Hit, matchingHits, NOW, type Params, query as search, toRecord, UA } from "./fixtures.js"
 
 /**
@@ -157,7 +157,7 @@ for (const backend of databaseBackends()) {
       // 500 days back: past the rollup's 400 days. Stored raw (its week's partition), queued, then folded and swept.
       const old: Hit = { daysAgo: 500, minute: 1, ua: UA.gptbot, path: "/ancient", status: 200 }
       await send(app, t, [old, ...HITS.slice(0, 5)])
-      await app.runServices(retentionPass.pipe(Effect.withClock(fixedClock(NOW))))
+      await app.run(retentionPass.pipe(Effect.provide(agentsConfigTest()), Effect.withClock(fixedClock(NOW))))
       const rows = await query<{ n: number }>(app, `
         select count(*)::int as n from crawler_rollup r join brands b on b.id = r.brand_id where b.site_id = $1 and r.path = '/ancient'`,
         [t.siteId])
@@ -183,7 +183,7 @@ for (const backend of databaseBackends()) {
         let sending = true
         const folders = apps.map(async (app) => {
           while (sending) {
-            await app.runServices(Effect.flatMap(RollupAggregator, (a) => a.foldNow))
+            await foldNow(app)
             await Bun.sleep(2)
           }
         })
@@ -220,7 +220,7 @@ for (const backend of databaseBackends()) {
         const t = await tenant(app, "growth")
         await send(app, t, HITS)
         crash.on = true
-        const died = await app.runServices(Effect.flatMap(RollupAggregator, (a) => a.foldNow)).then(() => false, () => true)
+        const died = await foldNow(app).then(() => false, () => true)
         crash.on = false
         expect(died).toBe(true)
         expect(await queuedOf(app, t)).toBe(HITS.length)

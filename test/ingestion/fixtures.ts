@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { createHmac } from "node:crypto"
 import { gzipSync } from "node:zlib"
 import { AccountsRepo } from "../../src/accounts/Repo.js"
-import { RollupAggregator } from "../../src/agents/Aggregator.js"
+import { foldQueued } from "../../src/agents/Aggregator.js"
 import { bearer, createBrand, createKey, type TestApp, signup } from "../helpers/app.js"
 
 /**
@@ -169,13 +169,20 @@ export const postBatch = (app: TestApp, key: string, payload: unknown, headers: 
   })
 
 /**
+ * The aggregator's fold (src/agents/Aggregator.ts) run once by the test process, through the repository
+ * alone: building the app's services here would start their schedules (span roller, retention) on this
+ * process's clock. 0 when another process holds the lock.
+ */
+export const foldNow = (app: TestApp) => app.run(foldQueued)
+
+/**
  * Returns once every queued hit is folded into the rollups (docs/performance.md): folds here, and
  * waits while another process holds the aggregator's lock. For tests that look at the rollup tables
  * themselves (a read adds the queue on its own).
  */
 export const folded = async (app: TestApp) => {
   for (let attempt = 0; attempt < 400; attempt++) {
-    await app.runServices(Effect.flatMap(RollupAggregator, (aggregator) => aggregator.foldNow))
+    await foldNow(app)
     const [row] = await query<{ n: number }>(app, `select count(*)::int as n from crawler_fold_queue`)
     if (row!.n === 0) return
     await Bun.sleep(25)
