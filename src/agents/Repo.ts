@@ -58,6 +58,16 @@ const PageFigures = Schema.Struct({
 /** A page of the list: with `total`, the number of paths matching (a window function over the same rows). */
 const PageFiguresRow = Schema.Struct({ ...PageFigures.fields, total: Schema.Number })
 const PageBotsRow = Schema.Struct({ path: Schema.String, bots: Schema.Array(Schema.String) })
+/** A path's bot names from its span rows (sorted) and from its queued hits (botsOfPath). */
+const QueuedBotsRow = Schema.Struct({ ...PageBotsRow.fields, queued_bots: Schema.Array(Schema.String) })
+/** The bot names of a row with its queued hits' added: sorted in byte order (the names are ASCII), each once. */
+const withQueuedBots = <A extends { readonly bots: ReadonlyArray<string>; readonly queued_bots: ReadonlyArray<string> }>(
+  { queued_bots, ...row }: A
+): Omit<A, "queued_bots"> => {
+  if (queued_bots.length === 0) return row
+  const bots = [...new Set([...row.bots, ...queued_bots])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  return { ...row, bots }
+}
 /** What every row of the one-statement page read carries: the total, the day the spans end and the brand's first rollup day. */
 const PageReadMeta = Schema.Struct({
   total: Schema.Number,
@@ -65,7 +75,12 @@ const PageReadMeta = Schema.Struct({
   firstDay: Schema.NullOr(Schema.String)
 })
 /** A row of the one-statement page read: a path of the page and the figures above. */
-const CurrentPageRow = Schema.Struct({ ...PageFigures.fields, bots: Schema.Array(Schema.String), ...PageReadMeta.fields })
+const CurrentPageRow = Schema.Struct({
+  ...PageFigures.fields,
+  bots: Schema.Array(Schema.String),
+  queued_bots: Schema.Array(Schema.String),
+  ...PageReadMeta.fields
+})
 /** The one-statement page read: the figures (undefined only if no row came back) and the page's rows. */
 interface PageRead {
   readonly meta: typeof PageReadMeta.Type | undefined
@@ -407,13 +422,15 @@ export const AgentsRepoLive = Layer.effect(
       ])
       return sql`
         with qd as (${queued})
-        select p.path, ${botsOfPath(accountId, brandId, query, sql`p.path`)} as bots
-        from unnest(${paths}::text[]) as p(path)`.pipe(rows(PageBotsRow))
+        select p.path, ${botsOfPath(accountId, brandId, query, sql`p.path`)}
+        from unnest(${paths}::text[]) as p(path)`.pipe(rows(QueuedBotsRow), Effect.map((rows) => rows.map(withQueuedBots)))
     }
 
     /**
-     * The sorted bot names of the span rows of one path (`path`, a column of the enclosing query) and
-     * of its queued hits (`qd`, a CTE of the enclosing statement: queuedSpan of the same filters).
+     * Two columns: `bots`, the sorted bot names of the span rows of one path (`path`, a column of the
+     * enclosing query), and `queued_bots`, those of its queued hits (`qd`, a CTE of the enclosing
+     * statement: queuedSpan of the same filters). withQueuedBots merges them (a union in the statement
+     * cost a sort per listed path).
      */
     const botsOfPath = (accountId: number, brandId: number, query: PagesQuery, path: Statement.Fragment) => {
       const where = [
@@ -426,12 +443,8 @@ export const AgentsRepoLive = Layer.effect(
       ]
       const status = query.status
       const queued = status === null ? sql`true` : status._tag === "ok" ? sql`qd.o > 0` : sql`qd.e > 0`
-      return sql`array(
-        select b.bot from (
-          select s.bot from crawler_span s where ${sql.and(where)}
-          union
-          select qd.bot from qd where qd.path = ${path} and ${queued}
-        ) b order by b.bot collate "C")`
+      return sql`array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C") as bots,
+                 array(select qd.bot from qd where qd.path = ${path} and ${queued}) as queued_bots`
     }
 
     /**
@@ -623,7 +636,7 @@ export const AgentsRepoLive = Layer.effect(
                        (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
               )
               select page.path, page.hits, page.errors, page.uniques, page.last_seen, meta.total,
-                     ${botsOfPath(accountId, brandId, query, sql`page.path`)} as bots, meta."asOf", meta."firstDay"
+                     ${botsOfPath(accountId, brandId, query, sql`page.path`)}, meta."asOf", meta."firstDay"
               from meta left join page on true
               order by ${orderBy(query.sort, query.dir)}`.pipe(
               // The figures' row alone (no path) when the page is empty; else the page's rows, each decoded
@@ -641,7 +654,7 @@ export const AgentsRepoLive = Layer.effect(
             }
             return {
               total: result.meta?.total ?? 0,
-              rows: result.page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => row),
+              rows: result.page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => withQueuedBots(row)),
               firstRollupDay: result.meta?.firstDay ?? null
             }
           }
