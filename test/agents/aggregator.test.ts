@@ -6,6 +6,8 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
 import { agentsConfigTest } from "../../src/agents/Config.js"
+import { HitsRepo, type HitRow } from "../../src/ingestion/HitsRepo.js"
+import { VerificationRepo } from "../../src/verification/Repo.js"
 import { retentionPass } from "../../src/agents/Retention.js"
 import { bearer, databaseBackends, fixedClock, makeTestApp, serverSchemaUrl, type TestApp } from "../helpers/app.js"
 import { twoServerMode } from "../helpers/servers.js"
@@ -167,6 +169,46 @@ for (const backend of databaseBackends()) {
         [t.siteId])
       expect(kept[0]!.n).toBe(5)
     })
+  })
+
+  describe(`rollup aggregator and late verdicts on ${backend}`, () => {
+    it("a late verdict moves a queued hit in the queue and a folded one in the rollups: each counted once, under its verdict", async () => {
+      const app = await makeTestApp(backend, { now: NOW, agents: { foldEveryMs: 60_000 } })
+      try {
+        const t = await tenant(app, "growth")
+        const [brand] = await query<{ id: number; accountId: number }>(app,
+          `select id::int as id, account_id::int as "accountId" from brands where site_id = $1`, [t.siteId])
+        const { id: brandId, accountId } = brand!
+        const pending = (key: string, path: string): HitRow => ({
+          key, recordId: key, ua: "GPTBot/1.2", ts: NOW.getTime() - 60_000, bot: "GPTBot", vendor: "OpenAI", kind: "training_crawler", host: "", path, query: "",
+          method: "GET", status: 200, clientIp: "203.0.113.9", country: null, referrer: "", verification: "unverified", verifyPending: true
+        })
+        const store = (hit: HitRow) =>
+          app.run(Effect.flatMap(HitsRepo, (repo) =>
+            repo.store({ accountId, brandId, channel: "api", month: "2026-05-01", hits: [hit], limit: 1, cap: null, referrals: [] })))
+        const settle = (key: string) =>
+          app.run(Effect.flatMap(VerificationRepo, (repo) => repo.settle([{ accountId, brandId, key, verdict: "spoofed" }])))
+        const verdicts = (table: string) =>
+          query<{ path: string; verification: string; hits: number }>(app, `
+            select path, verification, sum(hits)::int as hits from ${table} where brand_id = $1 and hits > 0
+            group by 1, 2 order by 1, 2`, [brandId])
+        await store(pending("folded-first", "/folded"))
+        await folded(app)
+        await store(pending("still-queued", "/queued"))
+        if (!twoServerMode()) expect(await queuedOf(app, t)).toBe(1)
+        expect(await settle("folded-first")).toBe(1)
+        expect(await settle("still-queued")).toBe(1)
+        expect(await settle("still-queued")).toBe(0) // no longer waiting: moved once
+        const expected = [{ path: "/folded", verification: "spoofed", hits: 1 }, { path: "/queued", verification: "spoofed", hits: 1 }]
+        expect(await verdicts("crawler_rollup_exact")).toEqual(expected)
+        await folded(app)
+        expect(await verdicts("crawler_rollup")).toEqual(expected)
+        expect((await query<{ n: number }>(app, `
+          select coalesce(sum(hits), 0)::int as n from crawler_daily where brand_id = $1 and verification = 'spoofed'`, [brandId]))[0]!.n).toBe(2)
+      } finally {
+        await app.dispose()
+      }
+    }, 60_000)
   })
 
   describe(`rollup aggregator folding at once on ${backend}`, () => {
