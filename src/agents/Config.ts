@@ -9,6 +9,11 @@ export interface AgentsConfigShape {
   readonly rollupRetentionDays: number
   /** How often the retention fiber runs (it also rebuilds the 7/30/90-day spans after midnight UTC). */
   readonly sweepEveryMs: number
+  /**
+   * How often the rollup aggregator looks for queued hits to fold (docs/performance.md). Reads are exact
+   * whatever it is: it only bounds how many queued hits a read adds to the rollups.
+   */
+  readonly foldEveryMs: number
 }
 
 export class AgentsConfig extends Context.Tag("AgentsConfig")<AgentsConfig, AgentsConfigShape>() {}
@@ -16,7 +21,8 @@ export class AgentsConfig extends Context.Tag("AgentsConfig")<AgentsConfig, Agen
 export const AGENTS_DEFAULTS = {
   rawRetentionDays: 30,
   rollupRetentionDays: 400,
-  sweepEveryMs: 15 * 60_000
+  sweepEveryMs: 15 * 60_000,
+  foldEveryMs: 200
 } as const
 
 export const AgentsConfigLive = Layer.effect(
@@ -25,13 +31,15 @@ export const AgentsConfigLive = Layer.effect(
     const env = yield* Config.all({
       rawRetentionDays: Config.integer("RAW_HIT_RETENTION_DAYS").pipe(Config.withDefault(AGENTS_DEFAULTS.rawRetentionDays)),
       rollupRetentionDays: Config.integer("ROLLUP_RETENTION_DAYS").pipe(Config.withDefault(AGENTS_DEFAULTS.rollupRetentionDays)),
-      sweepMinutes: Config.number("RETENTION_SWEEP_MINUTES").pipe(Config.withDefault(AGENTS_DEFAULTS.sweepEveryMs / 60_000))
+      sweepMinutes: Config.number("RETENTION_SWEEP_MINUTES").pipe(Config.withDefault(AGENTS_DEFAULTS.sweepEveryMs / 60_000)),
+      foldEveryMs: Config.integer("FOLD_EVERY_MS").pipe(Config.withDefault(AGENTS_DEFAULTS.foldEveryMs))
     }).pipe(Effect.orDie)
     return {
       rawRetentionDays: Math.max(1, env.rawRetentionDays),
       // The rollup must outlive the longest range (90 days) and the raw hits.
       rollupRetentionDays: Math.max(90, env.rawRetentionDays, env.rollupRetentionDays),
-      sweepEveryMs: Math.max(1_000, env.sweepMinutes * 60_000)
+      sweepEveryMs: Math.max(1_000, env.sweepMinutes * 60_000),
+      foldEveryMs: Math.min(60_000, Math.max(10, env.foldEveryMs))
     }
   })
 )

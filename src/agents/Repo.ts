@@ -1,6 +1,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { DAY_MS, dayList, dayMs } from "../platform/Days.js"
+import { FOLD_LOCK } from "../platform/FoldLock.js"
 import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
 
 /**
@@ -57,6 +58,16 @@ const PageFigures = Schema.Struct({
 /** A page of the list: with `total`, the number of paths matching (a window function over the same rows). */
 const PageFiguresRow = Schema.Struct({ ...PageFigures.fields, total: Schema.Number })
 const PageBotsRow = Schema.Struct({ path: Schema.String, bots: Schema.Array(Schema.String) })
+/** A path's bot names from its span rows (sorted) and from its queued hits (botsOfPath). */
+const QueuedBotsRow = Schema.Struct({ ...PageBotsRow.fields, queued_bots: Schema.Array(Schema.String) })
+/** The bot names of a row with its queued hits' added: sorted in byte order (the names are ASCII), each once. */
+const withQueuedBots = <A extends { readonly bots: ReadonlyArray<string>; readonly queued_bots: ReadonlyArray<string> }>(
+  { queued_bots, ...row }: A
+): Omit<A, "queued_bots"> => {
+  if (queued_bots.length === 0) return row
+  const bots = [...new Set([...row.bots, ...queued_bots])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  return { ...row, bots }
+}
 /** What every row of the one-statement page read carries: the total, the day the spans end and the brand's first rollup day. */
 const PageReadMeta = Schema.Struct({
   total: Schema.Number,
@@ -64,7 +75,12 @@ const PageReadMeta = Schema.Struct({
   firstDay: Schema.NullOr(Schema.String)
 })
 /** A row of the one-statement page read: a path of the page and the figures above. */
-const CurrentPageRow = Schema.Struct({ ...PageFigures.fields, bots: Schema.Array(Schema.String), ...PageReadMeta.fields })
+const CurrentPageRow = Schema.Struct({
+  ...PageFigures.fields,
+  bots: Schema.Array(Schema.String),
+  queued_bots: Schema.Array(Schema.String),
+  ...PageReadMeta.fields
+})
 /** The one-statement page read: the figures (undefined only if no row came back) and the page's rows. */
 interface PageRead {
   readonly meta: typeof PageReadMeta.Type | undefined
@@ -139,6 +155,9 @@ const AsOfRow = Schema.Struct({ asOf: Schema.NullOr(Schema.String) })
 const LockedStateRow = Schema.Struct({ asOf: Schema.NullOr(Schema.String), gap: Schema.NullOr(Schema.Number) })
 const DifferRow = Schema.Struct({ differ: Schema.Boolean })
 const BrandKeyRow = Schema.Struct({ accountId: Schema.Number, brandId: Schema.Number })
+const FoldRow = Schema.Struct({ locked: Schema.Boolean })
+const FoldedRow = Schema.Struct({ folded: Schema.Number })
+const QueuedRow = Schema.Struct({ queued: Schema.Boolean })
 
 export type SpanUpdate = "current" | "rolled" | "rebuilt"
 
@@ -207,6 +226,14 @@ export interface AgentsRepoShape {
   readonly staleSpans: (today: string) => Effect.Effect<ReadonlyArray<{ readonly accountId: number; readonly brandId: number }>>
   /** Deletes rollup rows of days before `rollupBefore` (raw hits and referrals go by partition: TimePartitions). */
   readonly sweep: (rawBefore: Date, rollupBefore: string) => Effect.Effect<SweepResult>
+  /**
+   * Folds up to `limit` queued hits into the rollups and spans, in one transaction that also deletes
+   * them from the queue (docs/performance.md). null when another process is folding (its lock is
+   * taken: the caller tries again later); else the number of hits folded.
+   */
+  readonly fold: (limit: number) => Effect.Effect<number | null>
+  /** Whether any hit waits in the queue (one probe). */
+  readonly queued: Effect.Effect<boolean>
 }
 
 export class AgentsRepo extends Context.Tag("AgentsRepo")<AgentsRepo, AgentsRepoShape>() {}
@@ -253,6 +280,68 @@ export const AgentsRepoLive = Layer.effect(
       return { h, e, ls, where: status === null ? [] : [sql`${sql.literal(h)} > 0`] }
     }
 
+    /**
+     * The read side of the aggregator (docs/performance.md): every rollup a read uses is the folded rows
+     * plus the brand's hits still in crawler_fold_queue, taken in the same statement, so a read counts
+     * every hit a delivery stored the moment the delivery is answered, and each hit once (a fold moves
+     * hits from the queue to the rollups in one transaction). A read of the rollups gets its rows from
+     * these blocks (crawler_rollup_exact and crawler_daily_exact are the same as views).
+     */
+
+    /** crawler_rollup of the brand as a read sees it; a key may come twice (folded and queued): sum it. */
+    const liveRollup = (accountId: number, brandId: number) =>
+      sql`
+        select account_id, brand_id, day, path, bot, status, verification, vendor, kind, hits, last_seen from crawler_rollup
+        where account_id = ${accountId} and brand_id = ${brandId}
+        union all
+        select account_id, brand_id, (ts at time zone 'UTC')::date, path, bot, status, verification, vendor, kind, 1, ts
+        from crawler_fold_queue where account_id = ${accountId} and brand_id = ${brandId}`
+
+    /** crawler_daily of the brand as a read sees it (the queued hits counted per key); a key may come twice: sum it. */
+    const liveDaily = (accountId: number, brandId: number, where: ReadonlyArray<Statement.Fragment>, columns: Statement.Fragment) =>
+      sql`
+        select ${columns} from crawler_daily
+        where ${sql.and([sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, ...where])}
+        union all
+        select ${columns} from (
+          select day, bot, status, verification, min(vendor) as vendor, min(kind) as kind, count(*)::int as hits
+          from (
+            select (ts at time zone 'UTC')::date as day, bot, status, verification, vendor, kind from crawler_fold_queue
+            where account_id = ${accountId} and brand_id = ${brandId}
+          ) q
+          where ${sql.and(where)}
+          group by day, bot, status, verification
+        ) q`
+
+    /** The day the brand's spans end (null: no spans yet), as a scalar subquery. */
+    const spansEnd = (accountId: number, brandId: number) =>
+      sql`(select as_of from crawler_span_state where account_id = ${accountId} and brand_id = ${brandId})`
+
+    /**
+     * The brand's queued hits of the `days`-day window the spans hold, one row per (path, bot): h = hits,
+     * o = status 200-399, e = status >= 400, and the latest of each (ls, lo, le). `where`: more conditions
+     * on the queue's columns.
+     */
+    const queuedSpan = (accountId: number, brandId: number, days: number, where: ReadonlyArray<Statement.Fragment>) =>
+      sql`
+        select path, bot, count(*)::int as h, (count(*) filter (where status between 200 and 399))::int as o,
+               (count(*) filter (where status >= 400))::int as e, max(ts) as ls,
+               max(ts) filter (where status between 200 and 399) as lo, max(ts) filter (where status >= 400) as le
+        from crawler_fold_queue
+        where ${
+        sql.and([
+          sql`account_id = ${accountId}`,
+          sql`brand_id = ${brandId}`,
+          sql`(ts at time zone 'UTC')::date between ${spansEnd(accountId, brandId)} - ${days - 1}::int and ${spansEnd(accountId, brandId)}`,
+          ...where
+        ])
+      }
+        group by path, bot`
+
+    /** The queued hits a status filter keeps: the spans' oks (200-399) or errors (>= 400). */
+    const queuedStatus = (status: StatusFilter | null) =>
+      status === null ? [] : status._tag === "ok" ? [sql`status between 200 and 399`] : [sql`status >= 400`]
+
     /** Matching hits per (path, bot): h = hits, e = errors among them, ls = the latest. */
     const matching = (accountId: number, brandId: number, query: PagesQuery & { readonly paths?: ReadonlyArray<string> }) => {
       const where = [sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, ...crawlerClauses(query.filter), ...pathClauses(query)]
@@ -260,10 +349,16 @@ export const AgentsRepoLive = Layer.effect(
       const status = query.status
       const span = spanColumns(query)
       if (span !== null) {
-        // The span rows (ensureSpans made them end today).
+        // The span rows (ensureSpans made them end today) and the queued hits of their window.
+        const queued = queuedSpan(accountId, brandId, query.days, [...where.slice(2), ...queuedStatus(status)])
         return sql`
-          select path, bot, ${sql.literal(span.h)} as h, ${sql.literal(span.e)} as e, ${sql.literal(span.ls)} as ls
-          from crawler_span where span = ${query.days} and ${sql.and([...where, ...span.where])}`
+          select path, bot, sum(h) as h, sum(e) as e, max(ls) as ls from (
+            select path, bot, ${sql.literal(span.h)} as h, ${sql.literal(span.e)} as e, ${sql.literal(span.ls)} as ls
+            from crawler_span where span = ${query.days} and ${sql.and([...where, ...span.where])}
+            union all
+            select path, bot, h, e, ls from (${queued}) q
+          ) s
+          group by path, bot`
       }
       if (status !== null) {
         where.push(
@@ -276,16 +371,18 @@ export const AgentsRepoLive = Layer.effect(
       }
       return sql`
         select path, bot, sum(hits) as h, coalesce(sum(hits) filter (where status >= 400), 0) as e, max(last_seen) as ls
-        from crawler_rollup where day between ${query.from}::date and ${query.to}::date and ${sql.and(where)}
+        from (${liveRollup(accountId, brandId)}) r where day between ${query.from}::date and ${query.to}::date and ${sql.and(where)}
         group by path, bot`
     }
 
     /**
      * Without a crawler filter (and without one exact status code) a 7/30/90-day list reads the
      * per-path span (crawler_page_span, one row per path): the same figures as summing the
-     * (path, bot) span rows, uniques counted at ingestion and rebuild. null when it cannot answer.
+     * (path, bot) span rows, uniques counted at fold and rebuild. null when it cannot answer.
+     * h, e, u, ls: the columns of crawler_page_span (and of `touched`, its rows with the queued hits
+     * added) giving the query's hits, errors, distinct bots and latest hit.
      */
-    const perPathSpan = (accountId: number, brandId: number, query: PagesQuery) => {
+    const perPathSpan = (query: PagesQuery) => {
       const status = query.status
       const f = query.filter
       if (f.bot !== null || f.vendor !== null || f.kind !== null || f.verification != null) return null
@@ -295,13 +392,42 @@ export const AgentsRepoLive = Layer.effect(
         : status._tag === "ok"
         ? ["oks", "0", "ok_uniques", "last_ok"]
         : ["errors", "errors", "error_uniques", "last_error"]
-      const where = [sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, sql`span = ${query.days}`, ...pathClauses(query)]
-      if (status !== null) where.push(sql`${sql.literal(h)} > 0`)
-      return sql`
-        select path, ${sql.literal(h)} as hits, ${sql.literal(e)} as errors, ${sql.literal(u)} as uniques,
-               ${sql.literal(ls)} as last_seen
-        from crawler_page_span where ${sql.and(where)}`
+      const columns = sql.literal(`path, ${h} as hits, ${e} as errors, ${u} as uniques, ${ls} as last_seen`)
+      const where = status === null ? [...pathClauses(query)] : [...pathClauses(query), sql`${sql.literal(h)} > 0`]
+      return { columns, where }
     }
+
+    /**
+     * The per-path figures of a 7/30/90-day window with the brand's queued hits added, as CTEs
+     * (`qd`: queued hits per (path, bot); `qp`: what they add per path; `touched`: the page span rows
+     * of those paths with them added; `others`: the page span rows of the other paths), for a
+     * statement that goes on with ", ...". A queued (path, bot) with no span row is a new distinct
+     * bot of the path (of its oks, its errors, when the span row had none).
+     */
+    const liveSpanCtes = (accountId: number, brandId: number, days: number, pathWhere: ReadonlyArray<Statement.Fragment>) =>
+      sql`
+        with qd as (${queuedSpan(accountId, brandId, days, pathWhere)}
+        ), qp as (
+          select qd.path, sum(qd.h)::int as h, sum(qd.o)::int as o, sum(qd.e)::int as e,
+                 (count(*) filter (where s.hits is null))::int as u,
+                 (count(*) filter (where qd.o > 0 and coalesce(s.oks, 0) = 0))::int as ou,
+                 (count(*) filter (where qd.e > 0 and coalesce(s.errors, 0) = 0))::int as eu,
+                 max(qd.ls) as ls, max(qd.lo) as lo, max(qd.le) as le
+          from qd left join crawler_span s
+            on s.account_id = ${accountId} and s.brand_id = ${brandId} and s.span = ${days} and s.path = qd.path and s.bot = qd.bot
+          group by qd.path
+        ), touched as (
+          select qp.path, coalesce(p.hits, 0) + qp.h as hits, coalesce(p.oks, 0) + qp.o as oks, coalesce(p.errors, 0) + qp.e as errors,
+                 coalesce(p.uniques, 0) + qp.u as uniques, coalesce(p.ok_uniques, 0) + qp.ou as ok_uniques,
+                 coalesce(p.error_uniques, 0) + qp.eu as error_uniques, greatest(p.last_seen, qp.ls) as last_seen,
+                 greatest(p.last_ok, qp.lo) as last_ok, greatest(p.last_error, qp.le) as last_error
+          from qp left join crawler_page_span p
+            on p.account_id = ${accountId} and p.brand_id = ${brandId} and p.span = ${days} and p.path = qp.path
+        )`
+
+    /** The page span rows of the paths without queued hits (`qp` of liveSpanCtes). */
+    const untouched = (accountId: number, brandId: number, days: number) =>
+      sql`account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path not in (select path from qp)`
 
     /**
      * The bot names of one page of paths. From the spans, one index probe per path: a filter on the
@@ -314,12 +440,23 @@ export const AgentsRepoLive = Layer.effect(
           select path, array_agg(bot order by bot collate "C") as bots
           from (${matching(accountId, brandId, { ...query, paths })}) m group by path`.pipe(rows(PageBotsRow))
       }
+      const queued = queuedSpan(accountId, brandId, query.days, [
+        ...crawlerClauses(query.filter),
+        sql`path = any(${paths}::text[])`,
+        ...queuedStatus(query.status)
+      ])
       return sql`
-        select p.path, ${botsOfPath(accountId, brandId, query, sql`p.path`)} as bots
-        from unnest(${paths}::text[]) as p(path)`.pipe(rows(PageBotsRow))
+        with qd as (${queued})
+        select p.path, ${botsOfPath(accountId, brandId, query, sql`p.path`)}
+        from unnest(${paths}::text[]) as p(path)`.pipe(rows(QueuedBotsRow), Effect.map((rows) => rows.map(withQueuedBots)))
     }
 
-    /** The sorted bot names of the span rows of one path (`path`, a column of the enclosing query). */
+    /**
+     * Two columns: `bots`, the sorted bot names of the span rows of one path (`path`, a column of the
+     * enclosing query), and `queued_bots`, those of its queued hits (`qd`, a CTE of the enclosing
+     * statement: queuedSpan of the same filters). withQueuedBots merges them (a union in the statement
+     * cost a sort per listed path).
+     */
     const botsOfPath = (accountId: number, brandId: number, query: PagesQuery, path: Statement.Fragment) => {
       const where = [
         sql`s.account_id = ${accountId}`,
@@ -329,18 +466,24 @@ export const AgentsRepoLive = Layer.effect(
         ...crawlerClauses(query.filter),
         ...(spanColumns(query)?.where ?? [])
       ]
-      return sql`array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C")`
+      const status = query.status
+      const queued = status === null ? sql`true` : status._tag === "ok" ? sql`qd.o > 0` : sql`qd.e > 0`
+      return sql`array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C") as bots,
+                 array(select qd.bot from qd where qd.path = ${path} and ${queued}) as queued_bots`
     }
 
     /**
      * The brand's first rollup day (a one-column query). "Order by day limit 1" walks the
      * (account_id, brand_id, day, ...) key to its first entry; min(day) was planned as an aggregate
-     * over every row of the brand whenever the statistics were stale.
+     * over every row of the brand whenever the statistics were stale. Queued hits count too.
      */
     const firstRollupDayQuery = (accountId: number, brandId: number) =>
       sql`
-        select to_char(day, 'YYYY-MM-DD') as day from crawler_rollup
-        where account_id = ${accountId} and brand_id = ${brandId} order by crawler_rollup.day limit 1`
+        select to_char(least(
+          (select crawler_rollup.day from crawler_rollup
+           where account_id = ${accountId} and brand_id = ${brandId} order by crawler_rollup.day limit 1),
+          (select min((ts at time zone 'UTC')::date) from crawler_fold_queue where account_id = ${accountId} and brand_id = ${brandId})
+        ), 'YYYY-MM-DD') as day`
 
     const orderBy = (sort: PageSort, dir: "asc" | "desc") =>
       sql.literal(sort === "path" ? `path collate "C" ${dir}` : `${sort} ${dir}, path collate "C" asc`)
@@ -492,6 +635,16 @@ export const AgentsRepoLive = Layer.effect(
             ...crawlerClauses(filter)
           ])}
           offset 0
+          union all
+          -- The page's hits still queued for the aggregator (a read counts them the moment they are stored).
+          select bot, vendor, kind, verification, status, 1, ts from crawler_fold_queue
+          where ${sql.and([
+            sql`account_id = ${accountId}`,
+            sql`brand_id = ${brandId}`,
+            sql`(ts at time zone 'UTC')::date = d.day::date`,
+            sql`path = ${path}`,
+            ...crawlerClauses(filter)
+          ])}
         ) x
         group by x.bot, x.verification`
 
@@ -502,33 +655,47 @@ export const AgentsRepoLive = Layer.effect(
         // DailyRow costs 6 to 12 ms (bench/row-decode.ts, 0.5 to 1.1 µs a row), a fifth or more of
         // GET /agents' 28.5 ms median (docs/agents.md). Every column's type is fixed by the SQL: the
         // day by to_char, status smallint, hits integer, the rest text.
-        sql<DailyRow>`
-          select to_char(day, 'YYYY-MM-DD') as day, bot, vendor, kind, status, verification, hits
-          from crawler_daily
-          where ${sql.and([sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, sql`day between ${from}::date and ${to}::date`, ...crawlerClauses(filter)])}`
-          .pipe(Effect.orDie),
+        // The queued hits come as rows of their own (a key may come twice): every reader sums them.
+        sql<DailyRow>`${
+          liveDaily(
+            accountId,
+            brandId,
+            [sql`day between ${from}::date and ${to}::date`, ...crawlerClauses(filter)],
+            sql`to_char(day, 'YYYY-MM-DD') as day, bot, vendor, kind, status, verification, hits`
+          )
+        }`.pipe(Effect.orDie),
 
       pages: (accountId, brandId, query) =>
         Effect.gen(function*() {
-          const perPath = perPathSpan(accountId, brandId, query)
+          const perPath = perPathSpan(query)
           if (perPath !== null) {
             // One statement: a page of the window's paths, their total, the bot names of that page, the
             // day the spans end and the brand's first rollup day, all from one snapshot. At least one row
             // comes back (the figures without a path when the page is empty: past the last page, or a
             // brand without hits in the window), so the day the spans end is always known. Spans that
             // end before today are moved forward and the page read again.
+            // The paths with queued hits (`touched`) come with them added; the page of the others is read
+            // in the list's order (the by-hits index) to offset + limit rows, enough for any page since
+            // only they and the touched paths can be on it.
             const read = sql`
-              with page as (
-                select path, hits, errors, uniques, last_seen from (${perPath}) m
+              ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query))}, page as (
+                select path, hits, errors, uniques, last_seen from (
+                  (select ${perPath.columns} from crawler_page_span
+                   where ${sql.and([untouched(accountId, brandId, query.days), ...perPath.where])}
+                   order by ${orderBy(query.sort, query.dir)} limit ${query.offset + query.limit})
+                  union all
+                  select ${perPath.columns} from touched where ${sql.and(perPath.where)}
+                ) m
                 order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}
               ), meta as (
-                select (select count(*)::int from (${perPath}) c) as total,
+                select (select count(*)::int from crawler_page_span where ${sql.and([untouched(accountId, brandId, query.days), ...perPath.where])})
+                       + (select count(*)::int from touched where ${sql.and(perPath.where)}) as total,
                        (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
                         where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
                        (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
               )
               select page.path, page.hits, page.errors, page.uniques, page.last_seen, meta.total,
-                     ${botsOfPath(accountId, brandId, query, sql`page.path`)} as bots, meta."asOf", meta."firstDay"
+                     ${botsOfPath(accountId, brandId, query, sql`page.path`)}, meta."asOf", meta."firstDay"
               from meta left join page on true
               order by ${orderBy(query.sort, query.dir)}`.pipe(
               // The figures' row alone (no path) when the page is empty; else the page's rows, each decoded
@@ -546,7 +713,7 @@ export const AgentsRepoLive = Layer.effect(
             }
             return {
               total: result.meta?.total ?? 0,
-              rows: result.page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => row),
+              rows: result.page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => withQueuedBots(row)),
               firstRollupDay: result.meta?.firstDay ?? null
             }
           }
@@ -585,10 +752,15 @@ export const AgentsRepoLive = Layer.effect(
         Effect.gen(function*() {
           // The per-path spans (one row per path of the window), made to end today first, as the pages list does.
           yield* repo.ensureSpans(accountId, brandId, query.to)
+          // With the queued hits of the window added (liveSpanCtes).
           return yield* sql`
-            select path, hits, errors from crawler_page_span
-            where account_id = ${accountId} and brand_id = ${brandId} and span = ${query.days}
-              and hits >= ${query.minHits} and errors * 100 >= hits * ${query.minErrorPercent}
+            ${liveSpanCtes(accountId, brandId, query.days, [])}
+            select path, hits, errors from (
+              select path, hits, errors from crawler_page_span where ${untouched(accountId, brandId, query.days)}
+              union all
+              select path, hits, errors from touched
+            ) p
+            where hits >= ${query.minHits} and errors * 100 >= hits * ${query.minErrorPercent}
             order by errors desc, path collate "C" asc
             limit ${query.limit}`.pipe(rows(PathErrorsRow))
         }).pipe(Effect.orDie),
@@ -603,21 +775,27 @@ export const AgentsRepoLive = Layer.effect(
           // an array: generate_series was estimated at 1,000 rows, which priced the probes high enough to
           // be compiled (JIT) on every call.
           : sql`
-            select p.path, x.bot, x.status, sum(x.hits)::int as hits
-            from unnest(${paths}::text[]) as p(path)
-            cross join unnest(${dayList(from, (dayMs(to) - dayMs(from)) / DAY_MS + 1)}::date[]) as d(day)
-            cross join lateral (
-              select r.bot, r.status, r.hits from crawler_rollup r
-              where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day = d.day::date and r.path = p.path
-              offset 0
-            ) x
-            group by p.path, x.bot, x.status`.pipe(rows(PathStatusRow), Effect.orDie),
+            select path, bot, status, sum(hits)::int as hits from (
+              select p.path, x.bot, x.status, x.hits
+              from unnest(${paths}::text[]) as p(path)
+              cross join unnest(${dayList(from, (dayMs(to) - dayMs(from)) / DAY_MS + 1)}::date[]) as d(day)
+              cross join lateral (
+                select r.bot, r.status, r.hits from crawler_rollup r
+                where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day = d.day::date and r.path = p.path
+                offset 0
+              ) x
+              union all
+              -- The queued hits of those paths in the range.
+              select q.path, q.bot, q.status, 1 from crawler_fold_queue q
+              where q.account_id = ${accountId} and q.brand_id = ${brandId} and q.path = any(${paths}::text[])
+                and (q.ts at time zone 'UTC')::date between ${from}::date and ${to}::date
+            ) r
+            group by path, bot, status`.pipe(rows(PathStatusRow), Effect.orDie),
 
       botVerdicts: (accountId, brandId, from, to) =>
         sql`
           select bot, sum(hits)::int as hits, coalesce(sum(hits) filter (where verification = 'spoofed'), 0)::int as spoofed
-          from crawler_daily
-          where account_id = ${accountId} and brand_id = ${brandId} and day between ${from}::date and ${to}::date
+          from (${liveDaily(accountId, brandId, [sql`day between ${from}::date and ${to}::date`], sql`bot, verification, hits`)}) d
           group by bot`.pipe(rows(BotVerdictRow), Effect.orDie),
 
       pageBotVerdicts: (accountId, brandId, from, to, path, filter) =>
@@ -639,6 +817,11 @@ export const AgentsRepoLive = Layer.effect(
           )
           if (Option.exists(current, (row) => row.asOf === today)) return "current" as const
           return yield* sql.withTransaction(Effect.gen(function*() {
+            // No fold meanwhile (the aggregator's lock, taken before the state row as a fold does): a
+            // fold committing between the rebuild's read of the rollup and the new as_of would be in the
+            // rollup and not in the spans, for a brand whose spans are built for the first time (a fold
+            // only waits on a state row with an as_of).
+            yield* sql`select pg_advisory_xact_lock(${FOLD_LOCK}::bigint)`
             yield* sql`
               insert into crawler_span_state (account_id, brand_id, as_of)
               select account_id, id, null from brands where account_id = ${accountId} and id = ${brandId}
@@ -716,7 +899,104 @@ export const AgentsRepoLive = Layer.effect(
               select count(*)::int as n from d`.pipe(countOf)
           }
           return total
-        }).pipe(Effect.orDie)
+        }).pipe(Effect.orDie),
+
+      queued: sql`select exists (select 1 from crawler_fold_queue) as queued`.pipe(
+        singleRow(QueuedRow),
+        Effect.map((row) => row.queued),
+        Effect.orDie
+      ),
+
+      fold: (limit) =>
+        sql.withTransaction(Effect.gen(function*() {
+          // One folder at a time, whichever process: another one holding the lock is folding already.
+          const { locked } = yield* sql`select pg_try_advisory_xact_lock(${FOLD_LOCK}::bigint) as locked`.pipe(singleRow(FoldRow))
+          if (!locked) return null
+          // The statement the deliveries ran before the queue (docs/performance.md), over the hits of
+          // many deliveries and brands at once: each rollup and span row is updated once per batch.
+          const { folded } = yield* sql`
+            with batch as (
+              delete from crawler_fold_queue
+              where ctid = any(array(select ctid from crawler_fold_queue limit ${limit}))
+              returning account_id, brand_id, ts, path, bot, vendor, kind, status, verification
+            ), ins as (
+              -- A brand deleted since its hits came: they go with the queue rows, counted nowhere.
+              select b.* from batch b where exists (select 1 from brands r where r.account_id = b.account_id and r.id = b.brand_id)
+            ), roll as (
+              insert into crawler_rollup (brand_id, day, path, bot, status, verification, account_id, vendor, kind, hits, last_seen)
+              select brand_id, (ts at time zone 'UTC')::date, path, bot, status, verification, account_id, min(vendor),
+                     min(kind), count(*)::int, max(ts)
+              from ins
+              group by account_id, brand_id, 2, path, bot, status, verification
+              on conflict on constraint crawler_rollup_verdict_key do update
+                set hits = crawler_rollup.hits + excluded.hits, last_seen = greatest(crawler_rollup.last_seen, excluded.last_seen)
+            ), daily as (
+              -- The rollup without the path (KPIs, trend, breakdowns).
+              insert into crawler_daily (brand_id, day, bot, status, verification, account_id, vendor, kind, hits)
+              select brand_id, (ts at time zone 'UTC')::date, bot, status, verification, account_id, min(vendor), min(kind), count(*)::int
+              from ins
+              group by account_id, brand_id, 2, bot, status, verification
+              on conflict on constraint crawler_daily_verdict_key do update set hits = crawler_daily.hits + excluded.hits
+            ), span_state as (
+              -- The 7/30/90-day totals of the brands that have them (moving them holds this row: ensureSpans).
+              select s.account_id, s.brand_id, s.as_of from crawler_span_state s
+              where (s.account_id, s.brand_id) in (select distinct account_id, brand_id from ins) and s.as_of is not null
+              for share
+            ), span_delta as (
+              -- The folded hits per (brand, window, path, bot) for the windows containing their day.
+              select i.account_id, i.brand_id, w.span, i.path, i.bot, min(i.vendor) as vendor, min(i.kind) as kind,
+                     count(*)::int as h, (count(*) filter (where i.status between 200 and 399))::int as o,
+                     (count(*) filter (where i.status >= 400))::int as e, max(i.ts) as ls,
+                     max(i.ts) filter (where i.status between 200 and 399) as lo, max(i.ts) filter (where i.status >= 400) as le
+              from ins i join span_state s on s.account_id = i.account_id and s.brand_id = i.brand_id
+              cross join (values (7), (30), (90)) as w(span)
+              where (i.ts at time zone 'UTC')::date between s.as_of - (w.span - 1) and s.as_of
+              group by i.account_id, i.brand_id, w.span, i.path, i.bot
+            ), spans as (
+              insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen, last_ok,
+                                        last_error)
+              select brand_id, span, path, bot, account_id, vendor, kind, h, o, e, ls, lo, le from span_delta
+              on conflict (account_id, brand_id, span, path, bot) do update set
+                hits = crawler_span.hits + excluded.hits, oks = crawler_span.oks + excluded.oks,
+                errors = crawler_span.errors + excluded.errors, last_seen = greatest(crawler_span.last_seen, excluded.last_seen),
+                last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
+                last_error = greatest(crawler_span.last_error, excluded.last_error)
+              returning account_id, brand_id, span, path, bot, hits, oks, errors
+            ), span_post as (
+              -- The upserted span rows' totals by key (a bot name holds no chr(1)).
+              select jsonb_object_agg(account_id::text || chr(1) || brand_id::text || chr(1) || bot || chr(1) || span::text || chr(1) || path,
+                                      jsonb_build_array(hits, oks, errors)) as m
+              from spans
+            ), page_spans as (
+              -- The per-path totals (0006). A span row whose total after the upsert equals what this
+              -- statement added was empty before: a new distinct bot of the path (of its oks, its errors).
+              -- Each delta row finds its upserted row in a map by key (span_post), not through a join:
+              -- a generic plan expecting a row or two from each side joined them in a nested loop that
+              -- cost the square of the rows (docs/performance.md).
+              insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques, error_uniques,
+                                             last_seen, last_ok, last_error)
+              select x.brand_id, x.span, x.path, x.account_id, sum(x.h)::int, sum(x.o)::int, sum(x.e)::int,
+                     (count(*) filter (where (x.post ->> 0)::int = x.h))::int,
+                     (count(*) filter (where x.o > 0 and (x.post ->> 1)::int = x.o))::int,
+                     (count(*) filter (where x.e > 0 and (x.post ->> 2)::int = x.e))::int, max(x.ls), max(x.lo), max(x.le)
+              from (
+                select d.*, (select m from span_post) ->
+                         (d.account_id::text || chr(1) || d.brand_id::text || chr(1) || d.bot || chr(1) || d.span::text || chr(1) || d.path) as post
+                from span_delta d
+              ) x
+              group by x.account_id, x.brand_id, x.span, x.path
+              on conflict (account_id, brand_id, span, path) do update set
+                hits = crawler_page_span.hits + excluded.hits, oks = crawler_page_span.oks + excluded.oks,
+                errors = crawler_page_span.errors + excluded.errors, uniques = crawler_page_span.uniques + excluded.uniques,
+                ok_uniques = crawler_page_span.ok_uniques + excluded.ok_uniques,
+                error_uniques = crawler_page_span.error_uniques + excluded.error_uniques,
+                last_seen = greatest(crawler_page_span.last_seen, excluded.last_seen),
+                last_ok = greatest(crawler_page_span.last_ok, excluded.last_ok),
+                last_error = greatest(crawler_page_span.last_error, excluded.last_error)
+            )
+            select (select count(*) from batch)::int as folded`.pipe(singleRow(FoldedRow))
+          return folded
+        })).pipe(Effect.orDie)
     }
     return repo
   })

@@ -2,6 +2,7 @@ import { Effect, Layer, Schedule } from "effect"
 import { DAY_MS, isoDay } from "../platform/Days.js"
 import { TimePartitions } from "../platform/TimePartitions.js"
 import { now } from "../platform/Time.js"
+import { foldQueued } from "./Aggregator.js"
 import { AgentsConfig } from "./Config.js"
 import { AgentsRepo, type SweepResult } from "./Repo.js"
 
@@ -42,6 +43,9 @@ export const retentionPass: Effect.Effect<RetentionResult, never, AgentsRepo | A
   const rawBefore = new Date(at - config.rawRetentionDays * DAY_MS)
   // Kept: today and the (rollupRetentionDays - 1) days before it.
   const rollupBefore = today - (config.rollupRetentionDays - 1) * DAY_MS
+  // The queued hits first (Aggregator.ts), so the sweep sees every stored hit in the rollups, as when
+  // the deliveries wrote them there; hits queued after this are folded later and swept next time.
+  yield* foldQueued
   const result = yield* repo.sweep(rawBefore, isoDay(rollupBefore))
   const hitPartitions = yield* partitions.dropBefore("crawler_hits", rawBefore)
   const referralPartitions = yield* partitions.dropBefore("ai_referrals", new Date(rollupBefore))

@@ -160,7 +160,7 @@ export const seedCrawlerTraffic = (input: {
     }))
     for (const [index, brand] of input.brands.entries()) {
       // A rerun replaces the demo traffic of the brand.
-      for (const table of ["crawler_hits", "crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span", "crawler_span_state", "ai_referrals"]) {
+      for (const table of ["crawler_hits", "crawler_fold_queue", "crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span", "crawler_span_state", "ai_referrals"]) {
         yield* sql`delete from ${sql(table)} where account_id = ${input.accountId} and brand_id = ${brand.id}`.pipe(Effect.orDie)
       }
       const random = prng(brand.slug)

@@ -15,6 +15,7 @@ import { AgentsLive } from "../agents/Agents.js"
 import { AgentsConfig, AgentsConfigLive } from "../agents/Config.js"
 import { AgentsHttpLive } from "../agents/Http.js"
 import { AgentsRepo, AgentsRepoLive } from "../agents/Repo.js"
+import { RollupAggregator, RollupAggregatorScheduled } from "../agents/Aggregator.js"
 import { RetentionLive } from "../agents/Retention.js"
 import { SpanRollerLive } from "../agents/SpanRoller.js"
 import { TagLive } from "../agents/Tag.js"
@@ -138,8 +139,9 @@ export const makeServices = <E, R>(options: {
     Layer.provide(ClassifierLive),
     Layer.provide(options.repositories)
   )
-  // Agent analytics: the reads over the rollups, and the retention fiber.
-  const agents = Layer.mergeAll(RetentionLive, SpanRollerLive, PartitionMaintenanceLive).pipe(
+  // Agent analytics: the reads over the rollups, the aggregator folding the hits into them, and the
+  // retention fiber.
+  const agents = Layer.mergeAll(RetentionLive, SpanRollerLive, PartitionMaintenanceLive, RollupAggregatorScheduled).pipe(
     Layer.provideMerge(AgentsLive),
     Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
     Layer.provide(core),

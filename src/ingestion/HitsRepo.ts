@@ -50,7 +50,8 @@ export interface StoreInput {
 }
 
 /**
- * Crawler hits, their rollup rows, AI referrals and the monthly usage, written by one statement.
+ * Crawler hits (and their rows of the aggregator's queue), AI referrals and the monthly usage,
+ * written by one statement.
  * A hit or referral whose key is already stored (a replay, a platform redelivery) is not stored
  * again and not counted. The cap is the caller's business (QuotaRepo.withinCap): this adds what it stored.
  */
@@ -145,7 +146,8 @@ export const HitsRepoLive = Layer.effect(
       }
       // One store: everything the statement stored is its own. Several: the keys stored (with their
       // time) come back, and each is the first store's that offered it (matched here: a join in the
-      // statement would run as a nested loop in its generic plan, see page_spans).
+      // statement would run as a nested loop in its generic plan, as the span upkeep's did:
+      // src/agents/Repo.ts, fold).
       const stored = inputs.length === 1
         ? sql`(select count(*) from ins)::int as stored, null::text[] as keys`
         : sql`(select count(*) from ins)::int as stored,
@@ -176,73 +178,12 @@ export const HitsRepoLive = Layer.effect(
              -- of all the brand's hits whenever the statistics say the table is small (a new account).
              or (select 1 from crawler_hits o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = hit_rows.record_key limit 1) is null
           on conflict (account_id, brand_id, record_key, ts) do nothing
-          returning ts, path, bot, vendor, kind, status, verification
-        ), roll as (
-          insert into crawler_rollup (brand_id, day, path, bot, status, verification, account_id, vendor, kind, hits, last_seen)
-          select ${input.brandId}, (ts at time zone 'UTC')::date, path, bot, status, verification, ${input.accountId}, min(vendor),
-                 min(kind), count(*)::int, max(ts)
-          from ins
-          group by 2, 3, 4, 5, 6
-          on conflict on constraint crawler_rollup_verdict_key do update
-            set hits = crawler_rollup.hits + excluded.hits, last_seen = greatest(crawler_rollup.last_seen, excluded.last_seen)
-        ), daily as (
-          -- The rollup without the path (KPIs, trend, breakdowns).
-          insert into crawler_daily (brand_id, day, bot, status, verification, account_id, vendor, kind, hits)
-          select ${input.brandId}, (ts at time zone 'UTC')::date, bot, status, verification, ${input.accountId}, min(vendor),
-                 min(kind), count(*)::int
-          from ins
-          group by 2, 3, 4, 5
-          on conflict on constraint crawler_daily_verdict_key do update set hits = crawler_daily.hits + excluded.hits
-        ), span_state as (
-          -- The agent reads: the 7/30/90-day per-(path, bot) totals, when the brand has them (a rebuild holds this row).
-          select as_of from crawler_span_state where account_id = ${input.accountId} and brand_id = ${input.brandId} and as_of is not null for share
-        ), span_delta as (
-          -- The stored hits per (window, path, bot) for the windows containing their day.
-          select w.span, i.path, i.bot, min(i.vendor) as vendor, min(i.kind) as kind, count(*)::int as h,
-                 (count(*) filter (where i.status between 200 and 399))::int as o, (count(*) filter (where i.status >= 400))::int as e,
-                 max(i.ts) as ls, max(i.ts) filter (where i.status between 200 and 399) as lo,
-                 max(i.ts) filter (where i.status >= 400) as le
-          from ins i cross join span_state s cross join (values (7), (30), (90)) as w(span)
-          where (i.ts at time zone 'UTC')::date between s.as_of - (w.span - 1) and s.as_of
-          group by w.span, i.path, i.bot
-        ), spans as (
-          insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen, last_ok,
-                                    last_error)
-          select ${input.brandId}, span, path, bot, ${input.accountId}, vendor, kind, h, o, e, ls, lo, le from span_delta
-          on conflict (account_id, brand_id, span, path, bot) do update set
-            hits = crawler_span.hits + excluded.hits, oks = crawler_span.oks + excluded.oks,
-            errors = crawler_span.errors + excluded.errors, last_seen = greatest(crawler_span.last_seen, excluded.last_seen),
-            last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
-            last_error = greatest(crawler_span.last_error, excluded.last_error)
-          returning span, path, bot, hits, oks, errors
-        ), span_post as (
-          -- The upserted span rows' totals by key (bot, span, path: a bot name holds no chr(1)).
-          select jsonb_object_agg(bot || chr(1) || span::text || chr(1) || path, jsonb_build_array(hits, oks, errors)) as m from spans
-        ), page_spans as (
-          -- The per-path totals (0006). A span row whose total after the upsert equals what this
-          -- statement added was empty before: a new distinct bot of the path (of its oks, its errors).
-          -- Each delta row finds its upserted row in a map by key (span_post), not through a join:
-          -- this statement is prepared, and its generic plan, expecting a row or two from each side,
-          -- joined them in a nested loop that cost the square of the rows (1,200 x 1,200 for 400
-          -- pages: some 230 ms of a delivery of 500 hits; docs/performance.md).
-          insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques, error_uniques,
-                                         last_seen, last_ok, last_error)
-          select ${input.brandId}, x.span, x.path, ${input.accountId}, sum(x.h)::int, sum(x.o)::int, sum(x.e)::int,
-                 (count(*) filter (where (x.post ->> 0)::int = x.h))::int,
-                 (count(*) filter (where x.o > 0 and (x.post ->> 1)::int = x.o))::int,
-                 (count(*) filter (where x.e > 0 and (x.post ->> 2)::int = x.e))::int, max(x.ls), max(x.lo), max(x.le)
-          from (
-            select d.*, (select m from span_post) -> (d.bot || chr(1) || d.span::text || chr(1) || d.path) as post from span_delta d
-          ) x
-          group by x.span, x.path
-          on conflict (account_id, brand_id, span, path) do update set
-            hits = crawler_page_span.hits + excluded.hits, oks = crawler_page_span.oks + excluded.oks,
-            errors = crawler_page_span.errors + excluded.errors, uniques = crawler_page_span.uniques + excluded.uniques,
-            ok_uniques = crawler_page_span.ok_uniques + excluded.ok_uniques,
-            error_uniques = crawler_page_span.error_uniques + excluded.error_uniques,
-            last_seen = greatest(crawler_page_span.last_seen, excluded.last_seen),
-            last_ok = greatest(crawler_page_span.last_ok, excluded.last_ok),
-            last_error = greatest(crawler_page_span.last_error, excluded.last_error)
+          returning record_key, ts, path, bot, vendor, kind, status, verification
+        ), queued as (
+          -- The rollups are the aggregator's (src/agents/Aggregator.ts): the new hits wait for it in the
+          -- queue, which every read adds to the rollups (docs/performance.md).
+          insert into crawler_fold_queue (account_id, brand_id, record_key, ts, path, bot, vendor, kind, status, verification)
+          select ${input.accountId}, ${input.brandId}, record_key, ts, path, bot, vendor, kind, status, verification from ins
         ), refs as (
           insert into ai_referrals (brand_id, record_key, account_id, ts, engine, referrer, host, path, query, method, status,
                                     client_ip, country, channel)
@@ -269,7 +210,8 @@ export const HitsRepoLive = Layer.effect(
         // One row per statement: decoding it costs nothing next to the statement.
         singleRow(StoredRows),
         Effect.map(({ keys, stored, used }): ReadonlyArray<Stored> => {
-          if (keys === null) return [{ stored, used }]
+          // No key back: one store (its count is the statement's), or several that stored nothing new.
+          if (keys === null) return inputs.length === 1 ? [{ stored, used }] : inputs.map(() => ({ stored: 0, used }))
           const counts = new Array<number>(inputs.length).fill(0)
           // By key and time in microseconds (as stored); by key alone should a rounding differ.
           const owner = new Map<string, number>()
@@ -292,11 +234,12 @@ export const HitsRepoLive = Layer.effect(
     }
 
     /**
-     * Stores of one account's brand wait on each other in PostgreSQL anyway: each updates the same
-     * rollup and span rows, whose locks it holds until its commit. So while IN_FLIGHT stores of a
-     * key (storeKey) run, the stores of that key that come meanwhile wait here, then go as one
-     * statement: the rows are updated once for all of them (bench/hot-account.ts). A store inside
-     * a transaction (the locked path near the cap) runs alone, in it.
+     * Stores of one account wait on each other in PostgreSQL anyway: each updates the month's usage
+     * row, whose lock it holds until its commit (the rollups are the aggregator's: docs/performance.md).
+     * So while IN_FLIGHT stores of a key (storeKey) run, the stores of that key that come meanwhile
+     * wait here, then go as one statement: one statement's fixed cost and one usage update for all of
+     * them (bench/hot-account.ts). A store inside a transaction (the locked path near the cap) runs
+     * alone, in it.
      */
     const queues = new Map<string, { running: number; readonly waiting: Array<Waiting> }>()
 

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { FOLD_LOCK } from "../platform/FoldLock.js"
 import { firstRow, rows, singleRow } from "../platform/Rows.js"
 
 /**
@@ -42,8 +43,9 @@ export interface VerificationRepoShape {
   readonly pending: (limit: number) => Effect.Effect<ReadonlyArray<PendingHit>>
   /**
    * Sets the verdict of waiting hits and moves their counts from `unverified` to it in crawler_rollup
-   * and crawler_daily, in one transaction. A hit no longer waiting (another process took it) is left
-   * alone, so every hit moves once. Returns the hits whose verdict changed.
+   * and crawler_daily (or, for a hit the aggregator has not folded yet, in its queue row), in one
+   * transaction. A hit no longer waiting (another process took it) is left alone, so every hit moves
+   * once. Returns the hits whose verdict changed.
    */
   readonly settle: (updates: ReadonlyArray<VerdictUpdate>) => Effect.Effect<number>
 }
@@ -73,6 +75,10 @@ export const VerificationRepoLive = Layer.effect(
           from crawler_hits where verify_pending order by ts limit ${limit}`.pipe(rows(PendingHit), Effect.orDie),
       settle: (updates) =>
         updates.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
+          // A hit still queued for the aggregator takes its verdict in the queue (the fold counts it under
+          // it); a folded one moves its counts in the rollups. The aggregator's lock keeps a fold from
+          // moving hits between the two meanwhile.
+          yield* sql`select pg_advisory_xact_lock(${FOLD_LOCK}::bigint)`
           const settled = yield* sql`
             with v as (
               select * from unnest(${updates.map((u) => u.accountId)}::bigint[], ${updates.map((u) => u.brandId)}::int[],
@@ -83,11 +89,19 @@ export const VerificationRepoLive = Layer.effect(
               update crawler_hits h set verification = v.verdict, verify_pending = false
               from v
               where h.account_id = v.account_id and h.brand_id = v.brand_id and h.record_key = v.record_key and h.verify_pending
-              returning h.brand_id, h.account_id, h.ts, h.path, h.bot, h.vendor, h.kind, h.status, h.verification
+              returning h.brand_id, h.account_id, h.record_key, h.ts, h.path, h.bot, h.vendor, h.kind, h.status, h.verification
+            ), queued as (
+              update crawler_fold_queue f set verification = u.verification
+              from upd u
+              where f.account_id = u.account_id and f.brand_id = u.brand_id and f.record_key = u.record_key and f.ts = u.ts
+              returning f.account_id, f.brand_id, f.record_key, f.ts
             ), moved as (
               select brand_id, account_id, (ts at time zone 'UTC')::date as day, path, bot,
                      min(vendor) as vendor, min(kind) as kind, status, verification, count(*)::int as n, max(ts) as ls
-              from upd where verification <> 'unverified'
+              from upd u
+              where verification <> 'unverified'
+                and not exists (select 1 from queued q where q.account_id = u.account_id and q.brand_id = u.brand_id
+                                                        and q.record_key = u.record_key and q.ts = u.ts)
               group by account_id, brand_id, 3, path, bot, status, verification
             ), roll_out as (
               update crawler_rollup r set hits = r.hits - m.n

@@ -165,6 +165,9 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
     ensureSpans: () => Effect.succeed("current" as const),
     staleSpans: () => Effect.succeed([]),
     // The fake keeps only raw hits (they stand in for the rollup): nothing is swept.
-    sweep: () => Effect.succeed({ hits: 0, rollup: 0, daily: 0, referrals: 0 })
+    sweep: () => Effect.succeed({ hits: 0, rollup: 0, daily: 0, referrals: 0 }),
+    // Computed from the stored hits on every read: nothing waits to be folded.
+    fold: () => Effect.succeed(0),
+    queued: Effect.succeed(false)
   })
 }

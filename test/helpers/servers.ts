@@ -24,7 +24,7 @@ const APP_VARIABLES = [
   "RATE_LIMIT_COLLECT_SITE_DAY", "RATE_LIMIT_COLLECT_IP_DAY",
   "REDIS_URL", "REDIS_PREFIX", "TRUST_PROXY", "SHUTDOWN_GRACE_MS", "LOG_REQUESTS", "READY_SPOOL_MAX", "METRICS_TOKEN",
   "INGEST_MAX_BODY_BYTES", "INGEST_MAX_INFLATED_BYTES", "SPOOL_DIR", "SPOOL_RETRY_MIN_MS", "SPOOL_RETRY_MAX_MS", "SPOOL_POLL_MS",
-  "RAW_HIT_RETENTION_DAYS", "ROLLUP_RETENTION_DAYS", "RETENTION_SWEEP_MINUTES", "PUBLIC_URL", "FANOUT_GROUP_CAP",
+  "RAW_HIT_RETENTION_DAYS", "ROLLUP_RETENTION_DAYS", "RETENTION_SWEEP_MINUTES", "FOLD_EVERY_MS", "PUBLIC_URL", "FANOUT_GROUP_CAP",
   "SCANNER_ENABLED", "SCANNER_INTERVAL_SECONDS", "SCANNER_CONCURRENCY", "SCANNER_BRANDS_PER_TICK", "ENGINE_TIMEOUT_SECONDS",
   "ENGINE_RETRIES", "ENGINE_RETRY_BASE_MS", "DEMO", "DEMO_DAYS", "TEST_FIXED_NOW",
   "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "WEBHOOK_ACCOUNT_CONCURRENCY",
@@ -141,6 +141,10 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
   if (agents.sweepEveryMs !== undefined) {
     if (agents.sweepEveryMs < 1_000) return inProcess("agents.sweepEveryMs below the server's minimum of 1 s")
     env.RETENTION_SWEEP_MINUTES = String(agents.sweepEveryMs / 60_000)
+  }
+  if (agents.foldEveryMs !== undefined) {
+    if (agents.foldEveryMs < 10 || agents.foldEveryMs > 60_000) return inProcess("agents.foldEveryMs outside the server's 10 ms to 60 s")
+    env.FOLD_EVERY_MS = String(agents.foldEveryMs)
   }
 
   if (options.visibility?.fanoutGroupCap !== undefined) env.FANOUT_GROUP_CAP = String(options.visibility.fanoutGroupCap)

@@ -238,7 +238,7 @@ for (const backend of backends) {
           expect(rows[1]).toMatchObject({ bot: "GPTBot", host: "acme-git-main-acme.vercel.app", path: "/docs", query: "", method: "HEAD", status: 200, client_ip: "120.75.16.101" })
         })
 
-        it("writes the rollup per (brand, day, path, bot, status) in the same delivery", async () => {
+        it("counts the delivery in the rollup per (brand, day, path, bot, status) at once", async () => {
           const fresh = await tenant(app, "growth")
           const day1 = Date.UTC(2026, 4, 21, 10)
           const day2 = Date.UTC(2026, 4, 22, 10)
@@ -253,7 +253,7 @@ for (const backend of backends) {
           await deliver(fresh, ndjson(records))
           const rows = await query<any>(app, `
             select to_char(r.day, 'YYYY-MM-DD') as day, r.path, r.bot, r.status, r.vendor, r.kind, r.hits
-            from crawler_rollup r join brands b on b.id = r.brand_id where b.site_id = $1
+            from crawler_rollup_exact r join brands b on b.id = r.brand_id where b.site_id = $1
             order by r.bot, r.day, r.status nulls first`, [fresh.siteId])
           expect(rows).toEqual([
             { day: "2026-05-21", path: "/a", bot: "ClaudeBot", status: null, vendor: "Anthropic", kind: "training_crawler", hits: 2 },
@@ -264,7 +264,7 @@ for (const backend of backends) {
           // A second delivery adds to the same rows.
           await deliver(fresh, ndjson([requestRecord({ ua: UA.gptbot, path: "/a", ts: day2 + 60_000 })]))
           const [again] = await query<any>(app, `
-            select r.hits from crawler_rollup r join brands b on b.id = r.brand_id
+            select r.hits from crawler_rollup_exact r join brands b on b.id = r.brand_id
             where b.site_id = $1 and r.day = '2026-05-22' and r.bot = 'GPTBot'`, [fresh.siteId])
           expect(again.hits).toBe(2)
         })

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { createHmac } from "node:crypto"
 import { gzipSync } from "node:zlib"
 import { AccountsRepo } from "../../src/accounts/Repo.js"
+import { foldQueued } from "../../src/agents/Aggregator.js"
 import { bearer, createBrand, createKey, type TestApp, signup } from "../helpers/app.js"
 
 /**
@@ -140,14 +141,14 @@ export const query = <A = Record<string, unknown>>(app: TestApp, text: string, p
 
 /**
  * A brand's stored hits counted in each place that counts them: the raw hits, the rollup, the daily
- * rollup and its account's usage (one month in the tests that use it). Equal when nothing was lost or
- * counted twice.
+ * rollup (as a read sees them: folded and queued, docs/performance.md) and its account's usage (one
+ * month in the tests that use it). Equal when nothing was lost or counted twice.
  */
 export const storedCounts = async (app: TestApp, brandId: number) =>
   (await query<{ hits: number; rollup: number; daily: number; used: number }>(app, `
     select (select count(*)::int from crawler_hits where brand_id = $1) as hits,
-           (select sum(hits)::int from crawler_rollup where brand_id = $1) as rollup,
-           (select sum(hits)::int from crawler_daily where brand_id = $1) as daily,
+           (select sum(hits)::int from crawler_rollup_exact where brand_id = $1) as rollup,
+           (select sum(hits)::int from crawler_daily_exact where brand_id = $1) as daily,
            (select sum(events)::int from monthly_usage m join brands x on x.account_id = m.account_id where x.id = $1) as used`, [brandId]))[0]!
 
 export const drainUrl = (siteId: string, extra = "") => `/api/public/v1/agents/ingest/drain?site_id=${siteId}${extra}`
@@ -166,3 +167,25 @@ export const postBatch = (app: TestApp, key: string, payload: unknown, headers: 
     headers: { ...bearer(key), "content-type": "application/json", ...headers },
     body: typeof payload === "string" ? payload : JSON.stringify(payload)
   })
+
+/**
+ * The aggregator's fold (src/agents/Aggregator.ts) run once by the test process, through the repository
+ * alone: building the app's services here would start their schedules (span roller, retention) on this
+ * process's clock. 0 when another process holds the lock.
+ */
+export const foldNow = (app: TestApp) => app.run(foldQueued)
+
+/**
+ * Returns once every queued hit is folded into the rollups (docs/performance.md): folds here, and
+ * waits while another process holds the aggregator's lock. For tests that look at the rollup tables
+ * themselves (a read adds the queue on its own).
+ */
+export const folded = async (app: TestApp) => {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    await foldNow(app)
+    const [row] = await query<{ n: number }>(app, `select count(*)::int as n from crawler_fold_queue`)
+    if (row!.n === 0) return
+    await Bun.sleep(25)
+  }
+  throw new Error("the fold queue never emptied")
+}

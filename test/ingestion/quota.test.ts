@@ -124,7 +124,7 @@ for (const backend of databaseBackends()) {
       expect(await usedOf(t)).toBe(GROWTH_CAP)
       expect(await storedOf(t)).toBe(100)
       const rolled = await query<{ n: number }>(app, `
-        select coalesce(sum(hits), 0)::int as n from crawler_daily d join brands b on b.id = d.brand_id where b.site_id = $1`, [t.siteId])
+        select coalesce(sum(hits), 0)::int as n from crawler_daily_exact d join brands b on b.id = d.brand_id where b.site_id = $1`, [t.siteId])
       expect(rolled[0]!.n).toBe(100)
     })
 

@@ -99,7 +99,7 @@ for (const backend of databaseBackends()) {
         select count(*)::int as n from crawler_hits h join brands b on b.id = h.brand_id where b.site_id = $1`, [t.siteId]))[0]!.n
     const rollupOf = async (t: Tenant) =>
       (await query<{ n: number }>(app, `
-        select coalesce(sum(hits), 0)::int as n from crawler_rollup r join brands b on b.id = r.brand_id where b.site_id = $1`, [t.siteId]))[0]!.n
+        select coalesce(sum(hits), 0)::int as n from crawler_rollup_exact r join brands b on b.id = r.brand_id where b.site_id = $1`, [t.siteId]))[0]!.n
     const usedOf = async (t: Tenant) =>
       (await query<{ n: number }>(app, `
         select coalesce(sum(m.events), 0)::int as n from monthly_usage m join users u on u.account_id = m.account_id
