@@ -626,7 +626,7 @@ export const AgentsRepoLive = Layer.effect(
                coalesce(sum(x.hits) filter (where x.status >= 400), 0)::int as errors, max(x.last_seen) as last_seen
         from unnest(${dayList(from, (dayMs(to) - dayMs(from)) / DAY_MS + 1)}::date[]) as d(day)
         cross join lateral (
-          select bot, vendor, kind, verification, status, hits, last_seen from crawler_rollup
+          (select bot, vendor, kind, verification, status, hits, last_seen from crawler_rollup
           where ${sql.and([
             sql`account_id = ${accountId}`,
             sql`brand_id = ${brandId}`,
@@ -634,7 +634,7 @@ export const AgentsRepoLive = Layer.effect(
             sql`path = ${path}`,
             ...crawlerClauses(filter)
           ])}
-          offset 0
+          offset 0)
           union all
           -- The page's hits still queued for the aggregator (a read counts them the moment they are stored).
           select bot, vendor, kind, verification, status, 1, ts from crawler_fold_queue
