@@ -3,7 +3,7 @@ import { AppConfig } from "../platform/Config.js"
 import { canonicalEmail } from "../platform/Email.js"
 import { badRequest, conflict, type BadRequest, type Conflict, Unauthorized } from "../platform/HttpErrors.js"
 import { now } from "../platform/Time.js"
-import { KeyHashing } from "./KeyHashing.js"
+import { KeyHashing, KeyHashingLive } from "./KeyHashing.js"
 import { PasswordHasher } from "./Passwords.js"
 import { monthStart } from "../platform/Days.js"
 import type { Plan } from "./Plans.js"
@@ -188,4 +188,4 @@ export const AccountsLive = Layer.effect(
       withAccountLock: repo.withAccountLock
     }
   })
-)
+).pipe(Layer.provide(KeyHashingLive))

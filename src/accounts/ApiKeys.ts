@@ -9,10 +9,10 @@ import {
   type NotFound,
   Unauthorized
 } from "../platform/HttpErrors.js"
-import { accountCache, channelCache, Invalidations } from "../platform/Invalidations.js"
+import { accountCache, channelCache, Invalidations, InvalidationsLive } from "../platform/Invalidations.js"
 import { now } from "../platform/Time.js"
 import { ApiKeysRepo, type ApiKeyRow, type KeyLookup, type KeysOverCap } from "./KeysRepo.js"
-import { displayPrefix, KEY_PREFIX, KeyHashing } from "./KeyHashing.js"
+import { displayPrefix, KEY_PREFIX, KeyHashing, KeyHashingLive } from "./KeyHashing.js"
 import { AccountsRepo } from "./Repo.js"
 
 export interface ApiKeyView {
@@ -235,4 +235,4 @@ export const ApiKeysLive = Layer.scoped(
 
     return { list, create, revoke, authenticate, flushLastUsed }
   })
-)
+).pipe(Layer.provide([KeyHashingLive, InvalidationsLive]))

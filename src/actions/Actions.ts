@@ -1,9 +1,9 @@
 import { Context, Effect, Layer } from "effect"
-import { Agents } from "../agents/Agents.js"
-import { Brands } from "../brands/Brands.js"
+import { Agents, AgentsLive } from "../agents/Agents.js"
+import { Brands, BrandsLive } from "../brands/Brands.js"
 import type { NotFound } from "../platform/HttpErrors.js"
 import { type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
-import { Visibility } from "../visibility/Visibility.js"
+import { Visibility, VisibilityLive } from "../visibility/Visibility.js"
 import type { Action, ActionsResponse } from "./Api.js"
 
 /**
@@ -208,4 +208,4 @@ export const ActionsLive = Layer.effect(
 
     return { list }
   })
-)
+).pipe(Layer.provide([BrandsLive, VisibilityLive, AgentsLive]))

@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { Brands } from "../brands/Brands.js"
+import { Brands, BrandsLive } from "../brands/Brands.js"
 import { canonicalPathPart, splitPath } from "../ingestion/Records.js"
 import type { BrandRow } from "../brands/Brands.js"
 import { badRequest, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
@@ -9,7 +9,7 @@ import { now } from "../platform/Time.js"
 import type { AgentPagesResponse, AgentsResponse, AttributionResponse, CrawledPage, PageBotsResponse, SearchPerformanceResponse } from "./Api.js"
 import { AgentsConfig } from "./Config.js"
 import { VERDICTS } from "../verification/Verdict.js"
-import { Verification } from "../verification/Verification.js"
+import { Verification, VerificationLive } from "../verification/Verification.js"
 import {
   AgentsRepo,
   type CrawlerFilter,
@@ -587,4 +587,4 @@ export const AgentsLive = Layer.effect(
 
     return { dashboard, pages, pageBots, searchPerformance, attribution, errorPages, pathStatuses, botVerdicts }
   })
-)
+).pipe(Layer.provide([BrandsLive, VerificationLive]))

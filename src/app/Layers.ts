@@ -15,7 +15,7 @@ import { AgentsLive } from "../agents/Agents.js"
 import { AgentsConfig, AgentsConfigLive } from "../agents/Config.js"
 import { AgentsHttpLive } from "../agents/Http.js"
 import { AgentsRepo, AgentsRepoLive } from "../agents/Repo.js"
-import { RollupAggregator, RollupAggregatorScheduled } from "../agents/Aggregator.js"
+import { RollupAggregatorScheduled } from "../agents/Aggregator.js"
 import { RetentionLive } from "../agents/Retention.js"
 import { SpanRollerLive } from "../agents/SpanRoller.js"
 import { TagLive } from "../agents/Tag.js"
@@ -23,15 +23,15 @@ import { ServerApi } from "../api.js"
 import { BrandsLive } from "../brands/Brands.js"
 import { brandsListPrecomputed, BrandsHttpLive, DashboardBrandsHttpLive } from "../brands/Http.js"
 import { BrandsRepo, BrandsRepoLive } from "../brands/Repo.js"
-import { Classifier, ClassifierLive } from "../catalog/Classifier.js"
+import { ClassifierLive } from "../catalog/Classifier.js"
 import { IngestionConfig, IngestionConfigLive } from "../ingestion/Config.js"
 import { FastlyChallengeLive } from "../ingestion/FastlyChallenge.js"
-import { DrainDecoder, DrainDecoderLive } from "../ingestion/DrainDecoder.js"
+import { DrainDecoderLive } from "../ingestion/DrainDecoder.js"
 import { HitsRepo, HitsRepoLive } from "../ingestion/HitsRepo.js"
 import { IngestionHttpLive } from "../ingestion/Http.js"
-import { Ingestion, IngestionLive, SpoolReplayLive } from "../ingestion/Ingestion.js"
+import { IngestionLive, SpoolReplayLive } from "../ingestion/Ingestion.js"
 import { QuotaRepo, QuotaRepoLive } from "../ingestion/QuotaRepo.js"
-import { Spool, SpoolLive } from "../ingestion/Spool.js"
+import { SpoolLive } from "../ingestion/Spool.js"
 import { AppConfig, AppConfigLive } from "../platform/Config.js"
 import { MigratedSqlLive } from "../platform/Migrations.js"
 import type { Database } from "../platform/Sql.js"
@@ -94,7 +94,55 @@ export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlCli
 
 export type Infrastructure = AppConfig | Database
 
-/** Domain services over the repositories. */
+/** What the domains add to /readyz and /metrics (src/app/OpsRoutes.ts): ingestion's spool. */
+const ReadinessChecksLive = Layer.effect(ReadinessChecks, Effect.all([spoolReadiness])).pipe(Layer.provide(SpoolLive))
+
+/**
+ * Every service, background fiber and in-process state of the app, one line each. Each `XLive` declares the
+ * services it needs where it is defined (its layer with `Layer.provide` of their live layers), so this list
+ * has no order. A layer several services need (Brands, Accounts, Invalidations' LISTEN connection, the
+ * caches) is one constant, built once per app: layers are memoized by reference within a build. What is
+ * left open is provided by `makeServices`: repositories, settings, the password hasher and resolvers (the
+ * tests' fakes), the database and AppConfig.
+ */
+export const ServicesLive = Layer.mergeAll(
+  KeyHashingLive,
+  AccountsLive,
+  ApiKeysLive,
+  BrandsLive,
+  ClassifierLive,
+  VerificationLive,
+  AgentCatalogLive,
+  DrainDecoderLive,
+  SpoolLive,
+  IngestionLive,
+  SpoolReplayLive,
+  VisibilityLive,
+  AlertsLive,
+  WebhooksLive,
+  SenderLive,
+  AlertChecksLive,
+  AnalysisLive,
+  ObservationsLive,
+  AgentsLive,
+  RetentionLive,
+  SpanRollerLive,
+  PartitionMaintenanceLive,
+  RollupAggregatorScheduled,
+  ActionsLive,
+  ReadinessChecksLive,
+  RateLimiterLive,
+  LifecycleLive,
+  RequestLogLive,
+  InvalidationsLive,
+  WorkspaceFillLive
+).pipe(
+  // Ingestion reports its stores and deliveries through IngestionReports, which the webhooks' alerts
+  // implement (a lower folder cannot import a higher one, docs/architecture.md "Layers").
+  Layer.provide(AlertsLive)
+)
+
+/** ServicesLive over the repositories and settings: the live ones unless a test passes others. */
 export const makeServices = <E, R>(options: {
   readonly repositories: Layer.Layer<Repositories, E, R>
   readonly passwords?: Layer.Layer<PasswordHasher>
@@ -111,74 +159,19 @@ export const makeServices = <E, R>(options: {
   readonly webhooksConfig?: Layer.Layer<WebhooksConfig>
   /** The webhook SSRF guard's name resolution; default the system's (tests pass a fake). */
   readonly addressResolver?: Layer.Layer<AddressResolver>
-}) => {
-  // The visibility reads over their repository and the Brands service; the alerts read the mention
-  // rates and citation changes through them.
-  const hashing = Layer.mergeAll(KeyHashingLive, options.passwords ?? PasswordHasherLive)
-  const brands = BrandsLive.pipe(Layer.provide(AccountsLive), Layer.provide(hashing))
-  const visibility = VisibilityLive.pipe(
-    Layer.provideMerge(options.visibilityConfig ?? VisibilityConfigLive),
-    Layer.provide(brands),
-    Layer.provide(options.repositories)
-  )
-  // Alerts (docs/webhooks.md) are computed where ingestion and observations store their facts; they
-  // name brands by slug through the Brands service.
-  const base = Layer.mergeAll(hashing, AlertsLive.pipe(Layer.provide(brands))).pipe(Layer.provideMerge(visibility))
-  // Observations (answer observations in) builds on Brands and the Analysis service.
-  const core = ObservationsLive.pipe(
-    // Brands and the API keys check plan caps through the Accounts service.
-    Layer.provideMerge(Layer.mergeAll(ApiKeysLive, BrandsLive, AnalysisLive).pipe(Layer.provideMerge(AccountsLive))),
-    Layer.provideMerge(base),
+}) =>
+  ServicesLive.pipe(
+    Layer.provideMerge(Layer.mergeAll(
+      options.passwords ?? PasswordHasherLive,
+      options.ingestionConfig ?? IngestionConfigLive,
+      options.visibilityConfig ?? VisibilityConfigLive,
+      options.agentsConfig ?? AgentsConfigLive,
+      options.resolver ?? ResolverLive,
+      options.verificationConfig ?? VerificationConfigLive,
+      options.webhooksConfig ?? WebhooksConfigLive,
+      options.addressResolver ?? AddressResolverLive
+    )),
     Layer.provideMerge(options.repositories)
-  )
-  // Verified agents (docs/verification.md): verdicts at ingestion, range reloads, the background pass.
-  // The catalog page's list reads the methods of the snapshot in use from the same Verification.
-  const verification = AgentCatalogLive.pipe(
-    Layer.provideMerge(VerificationLive),
-    Layer.provideMerge(Layer.mergeAll(options.resolver ?? ResolverLive, options.verificationConfig ?? VerificationConfigLive)),
-    Layer.provide(ClassifierLive),
-    Layer.provide(options.repositories)
-  )
-  // Agent analytics: the reads over the rollups, the aggregator folding the hits into them, and the
-  // retention fiber.
-  const agents = Layer.mergeAll(RetentionLive, SpanRollerLive, PartitionMaintenanceLive, RollupAggregatorScheduled).pipe(
-    Layer.provideMerge(AgentsLive),
-    Layer.provideMerge(options.agentsConfig ?? AgentsConfigLive),
-    Layer.provide(core),
-    Layer.provide(verification)
-  )
-  // What the domains add to /readyz and /metrics (src/app/OpsRoutes.ts): ingestion's spool.
-  const readiness = Layer.effect(ReadinessChecks, Effect.all([spoolReadiness]))
-  const services = readiness.pipe(
-    Layer.provideMerge(ingestionServices(options.ingestionConfig ?? IngestionConfigLive)),
-    Layer.provideMerge(verification),
-    Layer.provideMerge(core),
-    Layer.provideMerge(visibility),
-    Layer.provideMerge(agents),
-    // Rate limits (in process, or Redis with REDIS_URL) and the in-flight count of graceful shutdown.
-    // The invalidation channel of the in-process caches (API keys, brand lists).
-    // The background fills of workspaces (the demo's), reported by GET /api/v1/me.
-    Layer.provideMerge(Layer.mergeAll(RateLimiterLive, LifecycleLive, RequestLogLive, InvalidationsLive, WorkspaceFillLive))
-  )
-  // Webhook endpoints, the background sender and the alert checks (docs/webhooks.md).
-  return Layer.mergeAll(SenderLive, AlertChecksLive).pipe(
-    Layer.provideMerge(WebhooksLive),
-    Layer.provideMerge(Layer.mergeAll(options.webhooksConfig ?? WebhooksConfigLive, options.addressResolver ?? AddressResolverLive)),
-    // What to fix first (docs/actions.md): reads the agents and visibility services.
-    Layer.provideMerge(ActionsLive.pipe(Layer.provideMerge(services)))
-  )
-}
-
-/**
- * Server-log ingestion: the catalog's classifier, the drain decoder, the spool and
- * its background replay (a fiber living as long as the services), the ingestion service.
- */
-export type IngestionServices = Ingestion | Classifier | DrainDecoder | Spool | IngestionConfig
-const ingestionServices = <R>(config: Layer.Layer<IngestionConfig, never, R>) =>
-  SpoolReplayLive.pipe(
-    Layer.provideMerge(IngestionLive),
-    Layer.provideMerge(Layer.mergeAll(ClassifierLive, DrainDecoderLive, SpoolLive)),
-    Layer.provideMerge(config)
   )
 
 /** The HttpApi of the server: every group's handlers and both auth middlewares. */

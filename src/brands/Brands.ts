@@ -1,5 +1,5 @@
 import { Context, Effect, Layer, Option } from "effect"
-import { Accounts } from "../accounts/Accounts.js"
+import { Accounts, AccountsLive } from "../accounts/Accounts.js"
 import {
   badRequest,
   conflict,
@@ -12,7 +12,7 @@ import {
   type NotFound
 } from "../platform/HttpErrors.js"
 import { AppConfig } from "../platform/Config.js"
-import { accountCache, Invalidations } from "../platform/Invalidations.js"
+import { accountCache, Invalidations, InvalidationsLive } from "../platform/Invalidations.js"
 import { LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { now } from "../platform/Time.js"
 import { BRAND_LIMITS, type Brand, type PROMPT_INTENTS, type PROMPT_SOURCES } from "./Api.js"
@@ -368,4 +368,4 @@ export const BrandsLive = Layer.effect(
       slugs: (brands) => Effect.map(repo.slugs(brands), (found) => new Map(found.map((b) => [b.brandId, b.slug])))
     }
   })
-)
+).pipe(Layer.provide([AccountsLive, InvalidationsLive]))

@@ -3,9 +3,9 @@ import { Cause, Context, Effect, Exit, Layer, Schema } from "effect"
 import { createHmac, timingSafeEqual } from "node:crypto"
 import type { Plan } from "../accounts/Plans.js"
 import { monthStart } from "../platform/Days.js"
-import { Accounts } from "../accounts/Accounts.js"
-import { type BrandKey, Brands, type SiteBrand } from "../brands/Brands.js"
-import { Classifier } from "../catalog/Classifier.js"
+import { Accounts, AccountsLive } from "../accounts/Accounts.js"
+import { type BrandKey, Brands, type SiteBrand, BrandsLive } from "../brands/Brands.js"
+import { Classifier, ClassifierLive } from "../catalog/Classifier.js"
 import { isPerson } from "../catalog/Person.js"
 import {
   badRequest,
@@ -21,14 +21,14 @@ import { metrics } from "../platform/Metrics.js"
 import { now } from "../platform/Time.js"
 import { MAX_BATCH_RECORDS } from "./Api.js"
 import { IngestionConfig } from "./Config.js"
-import { DrainDecoder, gunzipBounded, isGzip } from "./DrainDecoder.js"
+import { DrainDecoder, gunzipBounded, isGzip, DrainDecoderLive } from "./DrainDecoder.js"
 import { isLogFormat, LOG_FORMATS, type LogFormat } from "./formats/common.js"
 import { type HitRow, HitsRepo, type ReferralRow, type SpoofedCount } from "./HitsRepo.js"
 import { QuotaRepo } from "./QuotaRepo.js"
 import { IngestionReports } from "./Reports.js"
-import { Verification } from "../verification/Verification.js"
+import { Verification, VerificationLive } from "../verification/Verification.js"
 import { BATCH_CHANNELS, fromBatchRecord, isBatchChannel, type LogRequest, referrerEngine, splitPath } from "./Records.js"
-import { Spool, type SpooledDelivery } from "./Spool.js"
+import { Spool, type SpooledDelivery, SpoolLive } from "./Spool.js"
 import { errorCode } from "../platform/Guards.js"
 
 /**
@@ -386,7 +386,7 @@ export const IngestionLive = Layer.effect(
 
     return { batch, drain, replay, tag, spoofedCounts: hitsRepo.spoofedCounts }
   })
-)
+).pipe(Layer.provide([AccountsLive, BrandsLive, ClassifierLive, VerificationLive, DrainDecoderLive, SpoolLive]))
 
 /** What one pass over the spool did; `outage` says why it stopped early (the database is down), else null. */
 export interface SpoolPass {
@@ -459,4 +459,4 @@ export const SpoolReplayLive = Layer.scopedDiscard(
       )
     )
   })
-)
+).pipe(Layer.provide([IngestionLive, SpoolLive]))

@@ -1,14 +1,14 @@
 import { Config, Context, Effect, Layer, Option } from "effect"
 import { gunzipBounded, isGzip } from "../platform/Inflate.js"
-import { Brands } from "../brands/Brands.js"
+import { Brands, BrandsLive } from "../brands/Brands.js"
 import type { BrandRow } from "../brands/Brands.js"
 import { badRequest, PayloadTooLarge, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
 import { ENGINE_SLUGS, LANGUAGE_RULE, languageCode, REGION_RULE, regionCode } from "../platform/Schemas.js"
 import { monthStart } from "../platform/Days.js"
 import { workSlicer } from "../platform/EventLoop.js"
 import { now } from "../platform/Time.js"
-import { Alerts } from "../webhooks/Alerts.js"
-import { Analysis, type Analyzer, type RawAnswer } from "./Analysis.js"
+import { Alerts, AlertsLive } from "../webhooks/Alerts.js"
+import { Analysis, type Analyzer, type RawAnswer, AnalysisLive } from "./Analysis.js"
 import {
   observationKey,
   ObservationsRepo,
@@ -454,7 +454,7 @@ export const ObservationsLive = Layer.effect(
         })
     }
   })
-)
+).pipe(Layer.provide([BrandsLive, AlertsLive, AnalysisLive]))
 
 const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
   const out: Array<ReadonlyArray<A>> = []

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
-import { Classifier } from "../catalog/Classifier.js"
+import { Classifier, ClassifierLive } from "../catalog/Classifier.js"
 import type { CatalogResponse } from "./Api.js"
-import { Verification } from "./Verification.js"
+import { Verification, VerificationLive } from "./Verification.js"
 
 /**
  * The catalog as the dashboard shows it (docs/verification.md, "Where it shows"): every agent with the
@@ -38,4 +38,4 @@ export const AgentCatalogLive = Layer.effect(
       }))
     })
   })
-)
+).pipe(Layer.provide([ClassifierLive, VerificationLive]))

@@ -1,5 +1,5 @@
 import { Cause, Config, Context, Effect, Fiber, Layer, Schedule, Schema, Stream } from "effect"
-import { Classifier } from "../catalog/Classifier.js"
+import { Classifier, ClassifierLive } from "../catalog/Classifier.js"
 import { Database, Listening } from "../platform/Sql.js"
 import { now } from "../platform/Time.js"
 import { type Ip, parseIp } from "./Cidr.js"
@@ -436,7 +436,7 @@ export const VerificationLive = Layer.scoped(
       settlePending
     }
   })
-)
+).pipe(Layer.provide(ClassifierLive))
 
 /** The key directories bundled with the ranges (src/verification/ranges/key-directories.json). */
 export const defaultDirectories = (): ReadonlyArray<KeyDirectory> =>

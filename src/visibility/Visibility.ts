@@ -1,5 +1,5 @@
 import { Config, Context, Effect, Layer, Option } from "effect"
-import { Brands, type BrandRow, type CompetitorRow } from "../brands/Brands.js"
+import { Brands, type BrandRow, type CompetitorRow, BrandsLive } from "../brands/Brands.js"
 import { notFound, type NotFound } from "../platform/HttpErrors.js"
 import { ENGINE_SLUGS, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
 import { newcombe, roundInterval, scoreInterval, type ShareSums, shareDelta, shareInterval, shareOfVoice, wilson } from "../platform/Statistics.js"
@@ -805,4 +805,4 @@ export const VisibilityLive = Layer.effect(
         repo.citationChanges(accountId, brandId, previousFrom, currentFrom, until)
     }
   })
-)
+).pipe(Layer.provide(BrandsLive))

@@ -1,10 +1,10 @@
 import { Context, Duration, Effect, Layer, Option, Queue } from "effect"
-import { Brands, type SiteBrand } from "../brands/Brands.js"
+import { Brands, type SiteBrand, BrandsLive } from "../brands/Brands.js"
 import { IngestionReports, type IngestionReportsShape, type StoredHit } from "../ingestion/Reports.js"
 import { newcombe, roundInterval } from "../platform/Statistics.js"
 import { addDays, isoDay } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
-import { Visibility } from "../visibility/Visibility.js"
+import { Visibility, VisibilityLive } from "../visibility/Visibility.js"
 import { type HealthDelivery, type NewBotCandidate, type NewEvent, WebhooksRepo } from "./Repo.js"
 import { newEventId } from "./Signing.js"
 
@@ -231,4 +231,4 @@ export const AlertsLive = Layer.scopedContext(
     const alerts: AlertsShape = { hitsStored, delivery, flushHealth, observationsStored, emit, wakeups, wake }
     return Context.make(Alerts, alerts).pipe(Context.add(IngestionReports, alerts))
   })
-)
+).pipe(Layer.provide([BrandsLive, VisibilityLive]))

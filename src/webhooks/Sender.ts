@@ -1,9 +1,9 @@
 import { Duration, Effect, FiberSet, Layer, Queue } from "effect"
-import { type BrandKey, Brands } from "../brands/Brands.js"
-import { Ingestion } from "../ingestion/Ingestion.js"
+import { type BrandKey, Brands, BrandsLive } from "../brands/Brands.js"
+import { Ingestion, IngestionLive } from "../ingestion/Ingestion.js"
 import { DAY_MS } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
-import { Alerts, makeEvent } from "./Alerts.js"
+import { Alerts, makeEvent, AlertsLive } from "./Alerts.js"
 import { WebhooksConfig } from "./Config.js"
 import { type ClaimedDelivery, type NewEvent, WebhooksRepo } from "./Repo.js"
 import { signatureHeader } from "./Signing.js"
@@ -175,7 +175,7 @@ export const SenderLive = Layer.scopedDiscard(
       )
     )
   })
-)
+).pipe(Layer.provide(AlertsLive))
 
 /**
  * The background alert checks: ingestion.stalled for every channel that delivered in the last 7
@@ -228,4 +228,4 @@ export const AlertChecksLive = Layer.scopedDiscard(
 
     yield* Effect.forkScoped(Effect.forever(Effect.zipRight(Effect.sleep(Duration.millis(config.checkEveryMs)), check)))
   })
-)
+).pipe(Layer.provide(IngestionLive), Layer.provide([BrandsLive, AlertsLive]))

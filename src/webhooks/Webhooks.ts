@@ -1,10 +1,10 @@
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { Accounts, type SessionUser } from "../accounts/Accounts.js"
-import { Brands } from "../brands/Brands.js"
-import { Spool } from "../ingestion/Spool.js"
+import { Accounts, type SessionUser, AccountsLive } from "../accounts/Accounts.js"
+import { Brands, BrandsLive } from "../brands/Brands.js"
+import { Spool, SpoolLive } from "../ingestion/Spool.js"
 import { type BadRequest, badRequest, type Forbidden, forbidden, type NotFound, notFound } from "../platform/HttpErrors.js"
 import { now } from "../platform/Time.js"
-import { Alerts, EVENT_TYPES, makeEvent } from "./Alerts.js"
+import { Alerts, EVENT_TYPES, makeEvent, AlertsLive } from "./Alerts.js"
 import { WebhooksConfig } from "./Config.js"
 import { type DeliveryRow, type EndpointRow, WebhooksRepo } from "./Repo.js"
 import { newSecret } from "./Signing.js"
@@ -303,4 +303,4 @@ export const WebhooksLive = Layer.effect(
         })
     }
   })
-)
+).pipe(Layer.provide([AccountsLive, BrandsLive, AlertsLive, SpoolLive]))
