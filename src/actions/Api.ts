@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { McpTool } from "../platform/McpTool.js"
 import { Schema } from "effect"
 import { BearerAuth } from "../accounts/Api.js"
 import { SlugPath } from "../brands/Api.js"
@@ -131,6 +132,7 @@ export class ActionsGroup extends HttpApiGroup.make("actions")
   .annotate(OpenApi.Description, "What to fix first: actions from the crawler logs and the AI answers, each with its evidence")
   .add(
     HttpApiEndpoint.get("list", "/brands/:slug/actions")
+      .annotate(McpTool, { name: "get_brand_actions" })
       .setPath(SlugPath)
       .setUrlParams(ActionsUrlParams)
       .addSuccess(ActionsResponse)

@@ -1,9 +1,9 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { Brands, BrandsLive } from "../brands/Brands.js"
 import { canonicalPathPart, splitPath } from "../ingestion/Records.js"
 import type { BrandRow } from "../brands/Brands.js"
 import { badRequest, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
-import { AGENT_KINDS, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
+import { AgentKindLiteral, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
 import { addDays, dayList, isoDay, periodOf } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import type { AgentPagesResponse, AgentsResponse, AttributionResponse, CrawledPage, PageBotsResponse, SearchPerformanceResponse } from "./Api.js"
@@ -168,13 +168,21 @@ export const PAGE_SORTS: ReadonlyArray<PageSort> = PAGE_SORT_COLUMNS
 
 /** Unknown sort values fall back to hits; dir is honoured only alongside sort (docs/agents.md). */
 export const parseSort = (sort: string | undefined, dir: "asc" | "desc" | undefined): { sort: PageSort; dir: "asc" | "desc" } => {
-  const key = (PAGE_SORT_COLUMNS as ReadonlyArray<string>).includes(sort ?? "") ? (sort as PageSort) : "hits"
+  const key = PAGE_SORT_COLUMNS.find((column) => column === sort) ?? "hits"
   const fallback = key === "path" ? "asc" : "desc"
   return { sort: key, dir: sort === undefined ? fallback : dir ?? fallback }
 }
 
 const byHitsThen = <A extends { hits: number }>(name: (a: A) => string) => (a: A, b: A) =>
   b.hits - a.hits || (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0)
+
+/** A kind filter as the answers echo it: one of the kinds, or null (other values filter nothing). */
+const kindFilter = (kind: string | null): AgentKind | null => (Schema.is(AgentKindLiteral)(kind) ? kind : null)
+
+/** A stored kind (the rollups hold the classifier's kinds only): one that is not is a defect, as a row breaking its Schema. */
+const storedKind: (kind: string) => AgentKind = Schema.decodeUnknownSync(AgentKindLiteral)
+
+type AgentKind = typeof AgentKindLiteral.Type
 
 const sumInto = (map: Map<string, number>, key: string, n: number) => map.set(key, (map.get(key) ?? 0) + n)
 
@@ -275,7 +283,7 @@ export const AgentsLive = Layer.effect(
         let hits = 0
         let errors = 0
         const perDay = new Map<string, { hits: number; byKind: Map<string, number> }>()
-        const bots = new Map<string, { bot: string; vendor: string; kind: string; hits: number }>()
+        const bots = new Map<string, { bot: string; vendor: string; kind: AgentKind; hits: number }>()
         const vendors = new Map<string, number>()
         const kinds = new Map<string, number>()
         const statuses = new Map<number | null, number>()
@@ -288,7 +296,7 @@ export const AgentsLive = Layer.effect(
           day.hits += row.hits
           sumInto(day.byKind, row.kind, row.hits)
           perDay.set(row.day, day)
-          const bot = bots.get(row.bot) ?? { bot: row.bot, vendor: row.vendor, kind: row.kind, hits: 0 }
+          const bot = bots.get(row.bot) ?? { bot: row.bot, vendor: row.vendor, kind: storedKind(row.kind), hits: 0 }
           bot.hits += row.hits
           bots.set(row.bot, bot)
           sumInto(vendors, row.vendor, row.hits)
@@ -297,16 +305,16 @@ export const AgentsLive = Layer.effect(
         }
         return {
           range,
-          filters: { bot: filter.bot, vendor: filter.vendor, kind: (AGENT_KINDS as ReadonlyArray<string>).includes(filter.kind ?? "") ? (filter.kind as Dashboard["filters"]["kind"]) : null },
+          filters: { bot: filter.bot, vendor: filter.vendor, kind: kindFilter(filter.kind) },
           kpis: { hits, pages: top.total, bots: bots.size, error_rate: hits === 0 ? 0 : errors / hits },
           trend: window.list.map((date) => {
             const day = perDay.get(date)
             return { date, hits: day?.hits ?? 0, by_kind: Object.fromEntries([...(day?.byKind ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))) }
           }),
           breakdowns: {
-            by_bot: [...bots.values()].sort(byHitsThen((b) => b.bot)) as Dashboard["breakdowns"]["by_bot"],
+            by_bot: [...bots.values()].sort(byHitsThen((b) => b.bot)),
             by_vendor: [...vendors].map(([vendor, n]) => ({ vendor, hits: n })).sort(byHitsThen((v) => v.vendor)),
-            by_kind: [...kinds].map(([kind, n]) => ({ kind, hits: n })).sort(byHitsThen((k) => k.kind)) as Dashboard["breakdowns"]["by_kind"],
+            by_kind: [...kinds].map(([kind, n]) => ({ kind: storedKind(kind), hits: n })).sort(byHitsThen((k) => k.kind)),
             by_status: [...statuses].map(([status, n]) => ({ status, hits: n })).sort((a, b) =>
               b.hits - a.hits || (a.status ?? 1000) - (b.status ?? 1000)
             ),
@@ -350,7 +358,7 @@ export const AgentsLive = Layer.effect(
           repo.pageBotVerdicts(accountId, brand.id, window.from, window.to, path, filter),
           coverage(brand, window.from, window.to)
         ], { concurrency: "unbounded" })
-        type Bot = { bot: string; vendor: string; kind: string; hits: number; errors: number; verdicts: Map<string, number>; last: Date }
+        type Bot = { bot: string; vendor: string; kind: AgentKind; hits: number; errors: number; verdicts: Map<string, number>; last: Date }
         const bots = new Map<string, Bot>()
         const verdicts = new Map<string, number>()
         let hits = 0
@@ -358,7 +366,7 @@ export const AgentsLive = Layer.effect(
         let last: Date | null = null
         for (const row of rows) {
           const bot = bots.get(row.bot) ??
-            { bot: row.bot, vendor: row.vendor, kind: row.kind, hits: 0, errors: 0, verdicts: new Map(), last: row.last_seen }
+            { bot: row.bot, vendor: row.vendor, kind: storedKind(row.kind), hits: 0, errors: 0, verdicts: new Map(), last: row.last_seen }
           bot.hits += row.hits
           bot.errors += row.errors
           sumInto(bot.verdicts, row.verification, row.hits)
@@ -369,7 +377,7 @@ export const AgentsLive = Layer.effect(
           errors += row.errors
           if (last === null || row.last_seen > last) last = row.last_seen
         }
-        const kind = (AGENT_KINDS as ReadonlyArray<string>).includes(filter.kind ?? "") ? (filter.kind as PageBots["filters"]["kind"]) : null
+        const kind = kindFilter(filter.kind)
         const verdictFilter = VERDICTS.find((v) => v === filter.verification) ?? null
         return {
           brand_slug: brand.slug,
@@ -391,7 +399,7 @@ export const AgentsLive = Layer.effect(
             unverified: b.verdicts.get("unverified") ?? 0,
             methods: verification.methodsOf(b.bot),
             last_seen: b.last
-          })) as PageBots["bots"],
+          })),
           ...cover,
           ranges_snapshot: verification.snapshot().date
         } satisfies PageBots

@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { McpTool } from "../platform/McpTool.js"
 import { Schema } from "effect"
 import { BearerAuth } from "../accounts/Api.js"
 import { SlugPath } from "../brands/Api.js"
@@ -379,6 +380,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   .annotate(OpenApi.Description, "AI crawlers and agents fetching the brand's site: totals, trend, pages, search performance, referrals")
   .add(
     HttpApiEndpoint.get("dashboard", "/brands/:slug/agents")
+      .annotate(McpTool, { name: "get_brand_agents" })
       .setPath(SlugPath)
       .setUrlParams(AgentsUrlParams)
       .addSuccess(AgentsResponse)
@@ -387,6 +389,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("pages", "/brands/:slug/agents/pages")
+      .annotate(McpTool, { name: "get_brand_agent_pages", defaultLimit: 25 })
       .setPath(SlugPath)
       .setUrlParams(AgentPagesUrlParams)
       .addSuccess(AgentPagesResponse)
@@ -395,6 +398,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("pageBots", "/brands/:slug/agents/pages/bots")
+      .annotate(McpTool, { name: "get_brand_agent_page_bots" })
       .setPath(SlugPath)
       .setUrlParams(PageBotsUrlParams)
       .addSuccess(PageBotsResponse)
@@ -403,6 +407,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("searchPerformance", "/brands/:slug/search-performance")
+      .annotate(McpTool, { name: "get_brand_search_performance" })
       .setPath(SlugPath)
       .setUrlParams(SearchPerformanceUrlParams)
       .addSuccess(SearchPerformanceResponse)
@@ -411,6 +416,7 @@ export class AgentsGroup extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("attribution", "/brands/:slug/attribution")
+      .annotate(McpTool, { name: "get_brand_attribution" })
       .setPath(SlugPath)
       .setUrlParams(AttributionUrlParams)
       .addSuccess(AttributionResponse)

@@ -5,6 +5,7 @@ import { loadCatalog, markersFor } from "../catalog/Classifier.js"
 import { Ingestion } from "../ingestion/Ingestion.js"
 import { clientIp } from "../platform/ClientIp.js"
 import { AppConfig } from "../platform/Config.js"
+import { isRecord } from "../platform/Guards.js"
 import { RateLimiter, rateLimitedResponse, withRateLimitHeaders } from "../platform/RateLimiter.js"
 import { publicBaseOf, publicBaseVary } from "./Http.js"
 
@@ -113,7 +114,7 @@ export const TagLive = HttpApiBuilder.Router.use((router) =>
         let body: Record<string, unknown> = {}
         try {
           const parsed: unknown = JSON.parse(text)
-          if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) body = parsed as Record<string, unknown>
+          if (isRecord(parsed)) body = parsed
         } catch {
           return status(400, "invalid JSON body")
         }

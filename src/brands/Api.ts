@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { McpTool } from "../platform/McpTool.js"
 import { Schema } from "effect"
 import { BearerAuth, SessionAuth } from "../accounts/Api.js"
 import {
@@ -38,11 +39,13 @@ export class BrandsGroup extends HttpApiGroup.make("brands")
   .annotate(OpenApi.Description, "The account's tracked brands")
   .add(
     HttpApiEndpoint.get("list", "/brands").addSuccess(BrandList)
+      .annotate(McpTool, { name: "list_brands", page: { field: "brands", limit: 50 } })
       .annotate(OpenApi.Summary, "Brands of the account")
       .annotate(OpenApi.Description, BrandsDescriptions.list)
   )
   .add(
     HttpApiEndpoint.get("get", "/brands/:slug")
+      .annotate(McpTool, { name: "get_brand" })
       .setPath(SlugPath)
       .addSuccess(Brand)
       .addError(NotFoundError)

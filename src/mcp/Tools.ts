@@ -4,6 +4,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { Context, Effect, Either, JSONSchema, Layer, Option, ParseResult, Schema, SchemaAST } from "effect"
 import { PAGE_SORTS } from "../agents/Agents.js"
 import { PublicApi } from "../api.js"
+import { McpTool } from "../platform/McpTool.js"
 import { ENGINE_SLUGS } from "../platform/Schemas.js"
 import { InProcessApp, readJson } from "../web/InProcess.js"
 import { isRecord } from "../platform/Guards.js"
@@ -28,48 +29,6 @@ import { isRecord } from "../platform/Guards.js"
 /** Who calls a tool: the key, and the origin the client reached the server at (URLs in answers point back at it). */
 export class McpCaller extends Context.Tag("McpCaller")<McpCaller, { readonly authorization: string; readonly origin: string }>() {}
 
-/** Tool names of the public read endpoints, by `group.endpoint`. */
-const TOOL_NAMES: Record<string, string> = {
-  "brands.list": "list_brands",
-  "brands.get": "get_brand",
-  "visibility.snapshots": "get_brand_snapshots",
-  "visibility.mentions": "get_brand_mentions",
-  "visibility.prompts": "get_brand_prompts",
-  "visibility.portfolio": "get_portfolio",
-  "visibility.model": "get_engine_performance",
-  "visibility.topics": "get_topics",
-  "agents.dashboard": "get_brand_agents",
-  "agents.pages": "get_brand_agent_pages",
-  "agents.pageBots": "get_brand_agent_page_bots",
-  "agents.searchPerformance": "get_brand_search_performance",
-  "agents.attribution": "get_brand_attribution",
-  "citations.citations": "get_citations",
-  "citations.fanouts": "get_citation_fanouts",
-  "industry.metrics": "get_industry_metrics",
-  "industry.competitorCitations": "get_competitor_citations",
-  "industry.competitorPrompts": "get_competitor_prompts",
-  "industry.gap": "get_industry_gap",
-  "industry.ranking": "get_industry_ranking",
-  "actions.list": "get_brand_actions"
-}
-
-/**
- * Lists an endpoint returns whole, paged by the tool: the array field, the default page size.
- * The REST answer is unchanged; the tool returns `limit` rows from `offset` and a `page` object.
- */
-const TOOL_PAGES: Record<string, { readonly field: string; readonly limit: number }> = {
-  list_brands: { field: "brands", limit: 50 },
-  get_brand_mentions: { field: "mentions", limit: 20 },
-  get_brand_snapshots: { field: "snapshots", limit: 31 },
-  get_brand_prompts: { field: "prompts", limit: 50 },
-  get_portfolio: { field: "brands", limit: 50 },
-  get_topics: { field: "themes", limit: 50 },
-  get_citations: { field: "domains", limit: 25 },
-  get_citation_fanouts: { field: "prompts", limit: 10 },
-  get_competitor_citations: { field: "domains", limit: 25 },
-  get_competitor_prompts: { field: "prompts", limit: 25 },
-  get_industry_gap: { field: "domains", limit: 25 }
-}
 const MAX_PAGE = 500
 const MAX_OFFSET = 100_000
 
@@ -80,9 +39,6 @@ const MAX_OFFSET = 100_000
  * is honoured whatever the size.
  */
 export const DEFAULT_ANSWER_BYTES = 60_000
-
-/** Endpoints that page themselves (`limit`/`offset` in the query): the tool's smaller default page. */
-const TOOL_DEFAULT_LIMITS: Record<string, number> = { get_brand_agent_pages: 25 }
 
 /**
  * Closed sets the REST endpoint takes as free strings (it falls back or matches nothing on other values):
@@ -154,8 +110,8 @@ const toolParameter = (tool: string, parameter: Parameter): Parameter => {
   if (closed !== undefined && shown["enum"] === undefined) {
     return { ...parameter, schema: annotate(Schema.Literal(...closed), `must be one of ${closed.join(", ")}`) }
   }
-  if (parameter.name === "limit" && TOOL_DEFAULT_LIMITS[tool] !== undefined) {
-    const fallback = TOOL_DEFAULT_LIMITS[tool]!
+  if (parameter.name === "limit" && TOOL_DEFAULT_LIMITS.get(tool) !== undefined) {
+    const fallback = TOOL_DEFAULT_LIMITS.get(tool)!
     return { ...parameter, schema: pageInteger(1, MAX_PAGE, fallback, `Page size, 1..${MAX_PAGE}, default ${fallback}`) }
   }
   if (parameter.name === "offset" && shown["maximum"] === undefined) {
@@ -248,8 +204,21 @@ const endpoints: ReadonlyArray<{ readonly group: string; readonly endpoint: Http
   return found
 })()
 
+/** The endpoint's McpTool annotation (its tool name, paging), written beside the endpoint in its domain's Api.ts. */
+const toolOptionsOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) => Context.getOption(endpoint.annotations, McpTool)
+
 const toolNameOf = (group: string, endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) =>
-  TOOL_NAMES[`${group}.${endpoint.name}`] ?? snake(`${group}_${endpoint.name}`)
+  Option.match(toolOptionsOf(endpoint), { onNone: () => snake(`${group}_${endpoint.name}`), onSome: (tool) => tool.name })
+
+/** The tool's own default `limit`, by tool name, for the endpoints that page themselves. */
+const TOOL_DEFAULT_LIMITS: ReadonlyMap<string, number> = new Map(
+  endpoints.flatMap(({ endpoint, group }) =>
+    Option.match(toolOptionsOf(endpoint), {
+      onNone: () => [],
+      onSome: (tool) => (tool.defaultLimit === undefined ? [] : [[toolNameOf(group, endpoint), tool.defaultLimit] as const])
+    })
+  )
+)
 
 const API_PREFIX = "/api/public/v1"
 const relativePath = (path: string) => (path.startsWith(API_PREFIX) ? path.slice(API_PREFIX.length) : path)
@@ -271,7 +240,7 @@ const pagingNote = (name: string, paging: ReadEndpointTool["paging"]): string =>
       `(null on the last). Without limit a page holds fewer rows when the answer would pass ${DEFAULT_ANSWER_BYTES / 1000} KB. ` +
       "Other list fields are whole."
   }
-  const limit = TOOL_DEFAULT_LIMITS[name]
+  const limit = TOOL_DEFAULT_LIMITS.get(name)
   return limit === undefined ? "" : ` This tool's default page size is ${limit} (the REST default is larger).`
 }
 
@@ -306,7 +275,7 @@ export const readEndpointTools: ReadonlyArray<ReadEndpointTool> = endpoints.map(
   const name = toolNameOf(group, endpoint)
   const summary = Option.getOrElse(Context.getOption(endpoint.annotations, OpenApi.Summary), () => "")
   const detail = Option.getOrElse(Context.getOption(endpoint.annotations, OpenApi.Description), () => "")
-  const paging = TOOL_PAGES[name]
+  const paging = Option.getOrUndefined(toolOptionsOf(endpoint))?.page
   const parameters = [
     ...typeSideParameters([...typeSideSignatures(endpoint.pathSchema), ...typeSideSignatures(endpoint.urlParamsSchema)])
       .map((parameter) => toolParameter(name, parameter)),
@@ -348,7 +317,7 @@ const requestUrl = (tool: ReadEndpointTool, params: Record<string, unknown>): st
   const url = tool.endpoint.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(paramText(params[name])))
   const search = new URLSearchParams()
   for (const name of typeSideSignatures(tool.endpoint.urlParamsSchema).map((signature) => String(signature.name))) {
-    const value = params[name] ?? (name === "limit" ? TOOL_DEFAULT_LIMITS[tool.name] : undefined)
+    const value = params[name] ?? (name === "limit" ? TOOL_DEFAULT_LIMITS.get(tool.name) : undefined)
     if (value !== undefined && value !== null) search.set(name, paramText(value))
   }
   const text = search.toString()

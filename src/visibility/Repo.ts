@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Period } from "../platform/Days.js"
 import { firstRow, rows } from "../platform/Rows.js"
+import { CitationBucket } from "./Api.js"
 export type { Period }
 
 /**
@@ -130,7 +131,7 @@ export const NO_POPULATION: PopulationTotals = {
   prevEntityObservations: 0
 }
 
-export const DomainTotals = Schema.Struct({ domain: Schema.String, bucket: Schema.String, citations: Schema.Number })
+export const DomainTotals = Schema.Struct({ domain: Schema.String, bucket: CitationBucket, citations: Schema.Number })
 export type DomainTotals = typeof DomainTotals.Type
 
 export const FanoutRow = Schema.Struct({
@@ -161,7 +162,7 @@ export type CompetitorPromptRow = typeof CompetitorPromptRow.Type
 
 export const GapRow = Schema.Struct({
   domain: Schema.String,
-  bucket: Schema.String,
+  bucket: CitationBucket,
   opportunity: Schema.Number,
   competitorIds: Schema.Array(Schema.Number)
 })

@@ -179,12 +179,18 @@ export const keywordsOf = (texts: ReadonlyArray<string>): Set<string> => {
  * Tiers of themes by count: r = themes with a strictly higher count (so equal counts share a tier),
  * tier = 1 + floor(3 r / n): the top, middle and bottom thirds.
  */
+/** 1 + floor(3 r / n), which is 1, 2 or 3 because r < n. */
+const tierOf = (higher: number, n: number): 1 | 2 | 3 => {
+  const tier = 1 + Math.floor((3 * higher) / n)
+  return tier <= 1 ? 1 : tier === 2 ? 2 : 3
+}
+
 export const tiersOf = (themes: ReadonlyArray<{ readonly topic: string; readonly count: number }>) => {
   const sorted = [...themes].sort((a, b) => b.count - a.count || alphabetical(a.topic, b.topic))
   const n = sorted.length
   return sorted.map((theme) => {
     const higher = sorted.filter((other) => other.count > theme.count).length
-    return { theme: theme.topic, count: theme.count, tier: (1 + Math.floor((3 * higher) / n)) as 1 | 2 | 3 }
+    return { theme: theme.topic, count: theme.count, tier: tierOf(higher, n) }
   })
 }
 
@@ -498,7 +504,7 @@ export const VisibilityLive = Layer.effect(
             domain: row.domain,
             citations: row.citations,
             share: ratio(row.citations, total),
-            bucket: row.bucket as Wire<typeof CitationsResponse>["domains"][number]["bucket"]
+            bucket: row.bucket
           })),
           total_citations: total,
           range
@@ -512,7 +518,8 @@ export const VisibilityLive = Layer.effect(
         const { from, to } = periodOf(yield* now, days)
         const cap = config.fanoutGroupCap
         const rows = yield* repo.fanoutGroups(accountId, from, to, cap + 1)
-        const groups: Array<Wire<typeof FanoutsResponse>["prompts"][number] & { observationId: number }> = []
+        type Group = Wire<typeof FanoutsResponse>["prompts"][number]
+        const groups: Array<Omit<Group, "fanouts"> & { observationId: number; fanouts: Array<Group["fanouts"][number]> }> = []
         for (const row of rows) {
           let group = groups[groups.length - 1]
           if (group === undefined || group.observationId !== row.observationId) {
@@ -529,7 +536,7 @@ export const VisibilityLive = Layer.effect(
             groups.push(group)
           }
           if (row.position !== null) {
-            ;(group.fanouts as Array<unknown>).push({
+            group.fanouts.push({
               index: row.position,
               sub_question: row.subQuestion ?? "",
               citations: row.citations ?? []
@@ -662,7 +669,7 @@ export const VisibilityLive = Layer.effect(
             domain: row.domain,
             citations: row.citations,
             share: ratio(row.citations, total),
-            bucket: row.bucket as Wire<typeof CitationsResponse>["domains"][number]["bucket"]
+            bucket: row.bucket
           })),
           total_citations: total
         }
@@ -700,7 +707,7 @@ export const VisibilityLive = Layer.effect(
         return rows
           .map((row) => ({
             domain: row.domain,
-            bucket: row.bucket as Wire<typeof GapResponse>["domains"][number]["bucket"],
+            bucket: row.bucket,
             opportunity: row.opportunity,
             competitors: row.competitorIds.flatMap((id) => names.get(id) ?? []).sort(alphabetical)
           }))

@@ -1,12 +1,13 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import type { HttpServerRequest } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { CurrentUser } from "../accounts/Api.js"
 import { ForwardedAccount } from "../accounts/Forwarded.js"
 import { ServerApi } from "../api.js"
 import { AppConfig } from "../platform/Config.js"
 import { requestOrigin } from "../platform/RequestOrigin.js"
 import { InProcessApp, InProcessAppLive } from "./InProcess.js"
+import { TwinsGroup, TwinTarget } from "./TwinsApi.js"
 
 /**
  * Cookie-authenticated twins of the public read endpoints the web application draws
@@ -17,30 +18,28 @@ import { InProcessApp, InProcessAppLive } from "./InProcess.js"
  * key, and no key ever reaches the browser.
  */
 
-/** Twin suffix -> the public path it answers for (slug filled in), plus parameters it sets. */
+/** The public request of a twin: its TwinTarget with the twin's path parameters filled in. */
+const targetOf = (name: string, params: Readonly<Record<string, string>>) => {
+  const endpoint = TwinsGroup.endpoints[name]
+  const target = endpoint === undefined ? Option.none() : Context.getOption(endpoint.annotations, TwinTarget)
+  if (Option.isNone(target)) throw new Error(`no public target for the dashboard twin ${name}`)
+  const fill = (text: string) =>
+    text.replace(/\{(\w+)\}/g, (_, key: string) => (key === "name" ? encodeURIComponent(params[key] ?? "") : params[key] ?? ""))
+  const [path = "", query] = target.value.split("?")
+  return { path: fill(path), params: query === undefined ? undefined : Object.fromEntries(new URLSearchParams(fill(query))) }
+}
+
+const BRAND_TWIN = "/me/brands/:slug/"
+
+/** The brand twins, read from TwinsGroup: the path after /me/brands/{slug}/ and the public request of a slug. */
 export const TWINS: ReadonlyArray<{
   readonly twin: string
-  readonly target: (slug: string) => { readonly path: string; readonly params?: Record<string, string> }
-}> = [
-  { twin: "agents", target: (slug) => ({ path: `/brands/${slug}/agents` }) },
-  { twin: "agents/pages", target: (slug) => ({ path: `/brands/${slug}/agents/pages` }) },
-  { twin: "agents/pages/bots", target: (slug) => ({ path: `/brands/${slug}/agents/pages/bots` }) },
-  { twin: "search-performance", target: (slug) => ({ path: `/brands/${slug}/search-performance` }) },
-  { twin: "attribution", target: (slug) => ({ path: `/brands/${slug}/attribution` }) },
-  { twin: "snapshots", target: (slug) => ({ path: `/brands/${slug}/snapshots` }) },
-  { twin: "mentions", target: (slug) => ({ path: `/brands/${slug}/mentions` }) },
-  { twin: "prompts", target: (slug) => ({ path: `/brands/${slug}/prompts` }) },
-  // Share of voice and engines of one brand: the brand selector of /industry/metrics and /model.
-  { twin: "industry-metrics", target: (slug) => ({ path: "/industry/metrics", params: { brand: slug } }) },
-  { twin: "model", target: (slug) => ({ path: "/model", params: { brand: slug } }) },
-  { twin: "actions", target: (slug) => ({ path: `/brands/${slug}/actions` }) }
-]
-
-const targetOf = (twin: string) => {
-  const entry = TWINS.find((t) => t.twin === twin)
-  if (entry === undefined) throw new Error(`no dashboard twin ${twin}`)
-  return entry.target
-}
+  readonly target: (slug: string) => { readonly path: string; readonly params?: Record<string, string> | undefined }
+}> = Object.values(TwinsGroup.endpoints).flatMap((endpoint) =>
+  endpoint.path.startsWith(BRAND_TWIN)
+    ? [{ twin: endpoint.path.slice(BRAND_TWIN.length), target: (slug: string) => targetOf(endpoint.name, { slug }) }]
+    : []
+)
 
 export const TwinsHttpLive = HttpApiBuilder.group(ServerApi, "twins", (handlers) =>
   Effect.gen(function*() {
@@ -48,6 +47,7 @@ export const TwinsHttpLive = HttpApiBuilder.group(ServerApi, "twins", (handlers)
     const { trustProxy } = yield* AppConfig
 
     /** Runs the public endpoint `path` (plus fixed parameters) for the session's account. */
+    // allow-cast: the handler runs in the fiber of the dashboard request, which carries the server's DefaultServices.
     const run = (
       request: HttpServerRequest.HttpServerRequest,
       path: string,
@@ -71,42 +71,34 @@ export const TwinsHttpLive = HttpApiBuilder.group(ServerApi, "twins", (handlers)
         // The router supplies the platform services the in-process run asks for, as to every handler.
       }) as Effect.Effect<HttpServerResponse.HttpServerResponse, never, CurrentUser>
 
-    /** A brand twin: the public path of the slug. */
-    const forward = (twin: string) => {
-      const target = targetOf(twin)
-      return ({ path: { slug }, request }: { readonly path: { readonly slug: string }; readonly request: HttpServerRequest.HttpServerRequest }) => {
-        const { path, params } = target(slug)
-        return run(request, path, params)
+    /** Every twin: its public endpoint (TwinTarget), run with the request's query and the twin's path. */
+    const forward = (name: string) => {
+      // Checked when the group is built, so a twin without a target fails at start, not at its first request.
+      targetOf(name, {})
+      return ({ path, request }: { readonly path?: Readonly<Record<string, string>>; readonly request: HttpServerRequest.HttpServerRequest }) => {
+        const target = targetOf(name, path ?? {})
+        return run(request, target.path, target.params)
       }
     }
 
-    /** An account-wide twin: the same path under /api/public/v1. */
-    const forwardAccount = (publicPath: string) => ({ request }: { readonly request: HttpServerRequest.HttpServerRequest }) =>
-      run(request, publicPath, undefined)
-
-    /** A competitor's twin: its name passed on percent-encoded, for the public endpoint to validate. */
-    const forwardCompetitor = (suffix: string) =>
-    ({ path: { name }, request }: { readonly path: { readonly name: string }; readonly request: HttpServerRequest.HttpServerRequest }) =>
-      run(request, `/industry/competitors/${encodeURIComponent(name)}/${suffix}`, undefined)
-
     return handlers
       .handle("agents", forward("agents"))
-      .handle("agentsPages", forward("agents/pages"))
-      .handle("agentsPageBots", forward("agents/pages/bots"))
-      .handle("searchPerformance", forward("search-performance"))
+      .handle("agentsPages", forward("agentsPages"))
+      .handle("agentsPageBots", forward("agentsPageBots"))
+      .handle("searchPerformance", forward("searchPerformance"))
       .handle("attribution", forward("attribution"))
       .handle("snapshots", forward("snapshots"))
       .handle("mentions", forward("mentions"))
       .handle("prompts", forward("prompts"))
-      .handle("industryMetrics", forward("industry-metrics"))
+      .handle("industryMetrics", forward("industryMetrics"))
       .handle("model", forward("model"))
       .handle("actions", forward("actions"))
-      .handle("portfolio", forwardAccount("/portfolio"))
-      .handle("citations", forwardAccount("/citations"))
-      .handle("fanouts", forwardAccount("/citations/fanouts"))
-      .handle("topics", forwardAccount("/topics"))
-      .handle("industryRanking", forwardAccount("/industry/ranking"))
-      .handle("industryGap", forwardAccount("/industry/gap"))
-      .handle("competitorCitations", forwardCompetitor("citations"))
-      .handle("competitorPrompts", forwardCompetitor("prompts"))
+      .handle("portfolio", forward("portfolio"))
+      .handle("citations", forward("citations"))
+      .handle("fanouts", forward("fanouts"))
+      .handle("topics", forward("topics"))
+      .handle("industryRanking", forward("industryRanking"))
+      .handle("industryGap", forward("industryGap"))
+      .handle("competitorCitations", forward("competitorCitations"))
+      .handle("competitorPrompts", forward("competitorPrompts"))
   })).pipe(Layer.provide(InProcessAppLive))

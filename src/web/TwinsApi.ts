@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Context } from "effect"
 import { SessionAuth } from "../accounts/Api.js"
 import { ActionsResponse, ActionsUrlParams } from "../actions/Api.js"
 import {
@@ -49,15 +50,25 @@ import {
  * the session's account (src/web/Twins.ts runs that endpoint in process), so the parameters and
  * responses are the public endpoint's own schemas; `brand` of /industry/metrics and /model is the slug.
  */
+/**
+ * The public read a twin runs, as its path under /api/public/v1: `{slug}` and `{name}` stand for the twin's
+ * own path parameters (a name is passed on percent-encoded, for the public endpoint to validate), and a
+ * query parameter after `?` is set by the twin (the brand selector of /industry/metrics and /model).
+ * src/web/Twins.ts reads it from the endpoint: the one place a twin names its public endpoint.
+ */
+export class TwinTarget extends Context.Tag("TwinTarget")<TwinTarget, string>() {}
+
 const twin = <Name extends string>(name: Name, suffix: string, publicPath: string) =>
   HttpApiEndpoint.get(name, `/me/brands/:slug/${suffix}`)
     .setPath(SlugPath)
     .annotate(OpenApi.Summary, `GET /api/public/v1${publicPath} for the signed-in account's brand`)
+    .annotate(TwinTarget, publicPath)
 
 /** A twin of an account-wide read (no brand in its path): the public path under /me. */
 const accountTwin = <Name extends string>(name: Name, publicPath: string) =>
   HttpApiEndpoint.get(name, `/me${publicPath}`)
     .annotate(OpenApi.Summary, `GET /api/public/v1${publicPath.replace(":name", "{name}")} for the signed-in account`)
+    .annotate(TwinTarget, publicPath.replace(":name", "{name}"))
 
 export class TwinsGroup extends HttpApiGroup.make("twins")
   .annotate(OpenApi.Description, "The public reads for the signed-in account, with the session cookie instead of an API key")
