@@ -2,7 +2,7 @@ import { type AgentPagesResponse, type AgentsResponse, type ApiError, get, type 
 import { chart, PALETTE } from "./charts.js"
 import { append, clear, copyButton, formatDate, formatNumber, formatPercent, h } from "./dom.js"
 import { KIND_LABELS, kindLabel, methodLabel, RANGES, rangeLabel, statusLabel, verdictLabel } from "./labels.js"
-import { emptyState, errorState, loadingState, nameInto, tableWrap } from "./ui.js"
+import { brandTitle, emptyState, errorState, loadingState, tableWrap } from "./kit.js"
 import { brandNav } from "./screens/nav.js"
 
 const AGENT_KINDS = Object.keys(KIND_LABELS)
@@ -568,7 +568,7 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
     void get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?range=90d`).then((result) => drawControls(result.ok ? result.value : null))
     append(page, [
       tabs(slug, "agents"),
-      nameInto(h("h1"), slug, (name) => `AI crawlers and agents · ${name}`),
+      brandTitle(slug, h("h1"), (name) => `AI crawlers and agents · ${name}`),
       controls,
       active,
       pageBotsSection(slug, params, path)
@@ -601,7 +601,7 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
     })
   append(page, [
     brandNav(slug, "agents"),
-    nameInto(h("h1"), slug, (name) => `AI crawlers and agents · ${name}`),
+    brandTitle(slug, h("h1"), (name) => `AI crawlers and agents · ${name}`),
     h("p", { class: "muted" }, "Which AI crawlers and agents fetch this brand's pages (server logs, log drains, the tracking tag). Filters apply to every figure; the address of this view can be shared."),
     controls,
     active,

@@ -11,7 +11,7 @@ import {
 import { append, clear, copyButton, h } from "./dom.js"
 import { PLAN_FOR, planLabel } from "./labels.js"
 import { logSourcesPanel } from "./logSources.js"
-import { loadingState } from "./ui.js"
+import { loadingState } from "./kit.js"
 
 /**
  * The getting-started checklist: add a brand, its competitors and prompts, a log source, engines or an

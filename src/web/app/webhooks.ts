@@ -2,7 +2,7 @@ import { EVENT_TYPES as ALL_EVENT_TYPES } from "../../webhooks/EventTypes.js"
 import { call, describeError, get, post } from "./api.js"
 import { append, clear, copyButton, formatDate, formatNumber, h } from "./dom.js"
 import { channelLabel } from "./labels.js"
-import { emptyState, errorBox, loadingState, tableWrap } from "./ui.js"
+import { emptyState, errorBox, loadingState, tableWrap } from "./kit.js"
 
 /**
  * Webhooks (#/settings/webhooks): endpoints with their events, test, rotation, enable/disable and

@@ -1,7 +1,7 @@
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, h } from "../dom.js"
-import { brandTitle, emptyState, errorState, navigate, pageHead, rangeField, rangeLabel, rangeOf, section } from "./kit.js"
+import { brandTitle, emptyState, errorState, navigate, pageHead, rangeField, rangeLabel, rangeOf, section } from "../kit.js"
 
 /**
  * What to fix first (docs/actions.md): the brand's actions from its crawler logs and its AI answers, each

@@ -1,7 +1,7 @@
 import { type CatalogAgent, type CatalogResponse, get } from "../api.js"
 import { h } from "../dom.js"
 import { KIND_DESCRIPTIONS, KIND_LABELS, kindLabel, METHOD_DESCRIPTIONS, METHOD_LABELS, methodLabel } from "../labels.js"
-import { emptyState, errorState, field, navigate, offsetOf, pageHead, pager, plural, screenHash, section, select, tableWrap } from "./kit.js"
+import { emptyState, errorState, field, navigate, offsetOf, pageHead, pager, plural, screenHash, section, select, tableWrap } from "../kit.js"
 
 /**
  * The agent catalog: every AI crawler and agent the server recognises, its operator and kind, and how

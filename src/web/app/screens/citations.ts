@@ -16,7 +16,7 @@ import {
   section,
   select,
   tableWrap
-} from "./kit.js"
+} from "../kit.js"
 import { REGIONS } from "./scope.js"
 
 /**

@@ -16,7 +16,7 @@ import {
   rangeOf,
   section,
   tableWrap
-} from "./kit.js"
+} from "../kit.js"
 import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareCell, shareChange, shareText } from "./scope.js"
 
 /**

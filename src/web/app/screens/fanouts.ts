@@ -1,7 +1,7 @@
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { h } from "../dom.js"
-import { emptyState, engineLabel, errorState, field, navigate, offsetOf, pageHead, pager, plural, rangeField, rangeOf, section, select } from "./kit.js"
+import { emptyState, engineLabel, errorState, field, navigate, offsetOf, pageHead, pager, plural, rangeField, rangeOf, section, select } from "../kit.js"
 import { safeLink } from "./mentions.js"
 
 /**

@@ -1,7 +1,7 @@
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatDate, h } from "../dom.js"
-import { brandTitle, dataTable, emptyState, engineLabel, errorState, field, navigate, offsetOf, pageHead, pager, plural, section, select, SENTIMENTS, sentimentLabel } from "./kit.js"
+import { brandTitle, dataTable, emptyState, engineLabel, errorState, field, navigate, offsetOf, pageHead, pager, plural, section, select, SENTIMENTS, sentimentLabel } from "../kit.js"
 
 /**
  * The brand's recent mentions in AI answers (the last 30 days, newest first).

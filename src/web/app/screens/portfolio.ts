@@ -1,6 +1,6 @@
 import { get } from "../api.js"
 import { formatNumber, h } from "../dom.js"
-import { dataTable, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeOf, section } from "./kit.js"
+import { dataTable, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeOf, section } from "../kit.js"
 import { INTERVAL_MEANING, intervalEnds } from "../intervals.js"
 
 /** Every brand of the account side by side: AI presence score, its change, top engine and competitor. State: ?range=30d. */

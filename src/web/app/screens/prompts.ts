@@ -1,7 +1,7 @@
 import { describeError, get, type Me, post } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatDate, h } from "../dom.js"
-import { brandTitle, dataTable, emptyState, errorState, field, humanize, INTENTS, navigate, pageHead, section, select } from "./kit.js"
+import { brandTitle, dataTable, emptyState, errorState, field, humanize, INTENTS, navigate, pageHead, section, select } from "../kit.js"
 
 /**
  * The monitored prompts of a brand: the questions the answer engines are asked on every scan.

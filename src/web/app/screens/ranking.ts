@@ -1,7 +1,7 @@
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, h } from "../dom.js"
-import { emptyState, errorState, field, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, select } from "./kit.js"
+import { emptyState, errorState, field, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, select } from "../kit.js"
 import { INTERVAL_MEANING } from "../intervals.js"
 import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareTable } from "./scope.js"
 

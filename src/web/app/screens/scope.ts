@@ -1,6 +1,6 @@
 import { formatNumber, formatPercent, h } from "../dom.js"
 import { intervalEnds } from "../intervals.js"
-import { ENGINE_LABELS, field, select, tableWrap } from "./kit.js"
+import { ENGINE_LABELS, field, select, tableWrap } from "../kit.js"
 
 /**
  * The scope of a share of voice, the same on every screen that shows one (Visibility, Ranking,

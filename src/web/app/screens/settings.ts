@@ -4,7 +4,7 @@ import { append, clear, copyButton, formatDate, formatNumber, h } from "../dom.j
 import { planLabel } from "../labels.js"
 import { planWall } from "../logSources.js"
 import { nextScanText } from "../schedule.js"
-import { brands, brandTitle, emptyState, engineLabel, errorState, pageHead, section, verticalLabel } from "./kit.js"
+import { brands, brandTitle, emptyState, engineLabel, errorState, pageHead, section, verticalLabel } from "../kit.js"
 
 /**
  * A brand's settings: what identifies it, what to copy into a tag or a log source, and its answers:

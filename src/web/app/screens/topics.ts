@@ -1,7 +1,7 @@
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, h } from "../dom.js"
-import { dataTable, emptyState, errorState, pageHead, section } from "./kit.js"
+import { dataTable, emptyState, errorState, pageHead, section } from "../kit.js"
 
 /** The topics of the account's monitored prompts, each a way into the ranking of that topic. */
 
