@@ -50,10 +50,7 @@ const UNMARKED_CASTS_PENDING: Readonly<Record<string, number>> = {
   "src/agents/Tag.ts": 1,
   "src/ingestion/HitsRepo.ts": 1,
   "src/visibility/Visibility.ts": 5,
-  "src/web/Twins.ts": 1,
-  "src/web/app/agents.ts": 1,
-  "src/web/app/api.ts": 2,
-  "src/web/app/onboarding.ts": 1
+  "src/web/Twins.ts": 1
 }
 
 const MARKER = "allow-cast:"

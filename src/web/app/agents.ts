@@ -103,7 +103,7 @@ const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyAr
           h(
             "tr",
             // A button or a link in the row does its own thing, not the row's filter.
-            { class: onRow ? "clickable" : null, onclick: onRow ? (event: Event) => (event.target as HTMLElement).closest("button, a") === null && onRow(r) : null },
+            { class: onRow ? "clickable" : null, onclick: onRow ? (event: Event) => event.target instanceof Element && event.target.closest("button, a") === null && onRow(r) : null },
             row.map((cell, i) =>
               h(
                 "td",
@@ -369,7 +369,7 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
                   class: "clickable",
                   "data-path": page.path,
                   onclick: (event: Event) => {
-                    if ((event.target as HTMLElement).closest("a, button") === null) location.hash = detail
+                    if (event.target instanceof Element && event.target.closest("a, button") === null) location.hash = detail
                   }
                 },
                 h("td", { "data-label": "Path" }, h("a", { href: detail, "aria-label": `${page.path}: the bots that fetched it and their verification` }, h("code", null, page.path))),
