@@ -97,7 +97,6 @@ export const SENTIMENT_LABELS: Readonly<Record<string, string>> = {
 }
 export const sentimentLabel = lookup(SENTIMENT_LABELS)
 
-
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   200: "OK",
   201: "Created",
