@@ -259,11 +259,16 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
     expect(await page.locator("#catalog-table tr[data-bot=YandexAdditional] td").nth(3).textContent()).toBe("Reverse DNS")
 
-    // Filters go into the URL; a reload shows the same view.
+    // Filters apply on change (no Apply button; the search field on Enter) and go into the URL; a reload shows the same view.
+    expect(await page.locator("#catalog-screen button", { hasText: "Apply" }).count()).toBe(0)
     await page.getByLabel("Search").fill("")
-    await page.getByLabel("Verification").selectOption("none")
+    await page.getByLabel("Search").press("Enter")
+    await page.waitForURL(/#\/catalog$/)
+    await page.locator("#catalog-count").waitFor()
     await page.getByLabel("Kind").selectOption("training_crawler")
-    await page.getByRole("button", { name: "Apply" }).click()
+    await page.waitForURL(/#\/catalog\?kind=training_crawler$/)
+    await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
+    await page.getByLabel("Verification").selectOption("none")
     await page.waitForURL(/#\/catalog\?kind=training_crawler&method=none$/)
     await page.reload()
     await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
