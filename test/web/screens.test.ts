@@ -332,6 +332,21 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     const strip = await nav.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, page: document.documentElement.scrollWidth }))
     expect(strip.scroll).toBeGreaterThan(strip.client)
     expect(strip.page).toBeLessThanOrEqual(390)
+    // Every table of the kit is one card per row on a phone, each cell labelled with its column: ranking's change
+    // and a mention's text are in view at 390 px, and no table scrolls sideways.
+    for (const [hash, target] of [
+      ["/brands/northwind-crm/ranking?range=30d", "#ranking-table tbody tr:first-child td[data-label='Change']"],
+      ["/brands/northwind-crm/mentions", "#mentions-table tbody tr:first-child td[data-label='What the answer said']"]
+    ] as const) {
+      await page.goto(`${served.base}/#${hash}`)
+      await page.locator(target).waitFor()
+      const box = (await page.locator(target).boundingBox())!
+      expect(box.x).toBeGreaterThanOrEqual(0)
+      expect(box.x + box.width).toBeLessThanOrEqual(390)
+      const wraps = await page.locator(".table-wrap").evaluateAll((els) => els.map((el) => el.scrollWidth - el.clientWidth))
+      expect(wraps.every((extra) => extra <= 1)).toBe(true)
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    }
     await page.setViewportSize({ width: 1280, height: 900 })
 
     // Settings: the demo's next scan is to come; scan now says why this server cannot (no engine configured).
