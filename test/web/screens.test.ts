@@ -348,6 +348,8 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
     }
     await page.setViewportSize({ width: 1280, height: 900 })
+    await page.goto(`${served.base}/#/brands/northwind-crm/settings`)
+    await page.locator("#next-scan").waitFor()
 
     // Settings: the demo's next scan is to come; scan now says why this server cannot (no engine configured).
     expect(await page.locator("#next-scan").textContent()).not.toContain("due since")
