@@ -40,18 +40,6 @@ const CONTRACT = "src/api.ts"
 const isApiDeclaration = (file: string) => /(^|\/)(\w*Api|ApiDescriptions)\.ts$/.test(file)
 const isRepository = (file: string) => /(^|\/)\w*Repo\.ts$/.test(file)
 
-/**
- * Files reworked on other branches when this check was written: at most this many unmarked casts each,
- * until those branches mark or remove them. A count may only go down; an entry left higher than the file's
- * count is reported so that it is lowered.
- */
-const UNMARKED_CASTS_PENDING: Readonly<Record<string, number>> = {
-  "src/ingestion/HitsRepo.ts": 1,
-  "src/web/app/agents.ts": 1,
-  "src/web/app/api.ts": 2,
-  "src/web/app/onboarding.ts": 1
-}
-
 const MARKER = "allow-cast:"
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), "..")
@@ -77,7 +65,6 @@ interface Import {
 }
 
 const problems: Array<string> = []
-const notes: Array<string> = []
 
 const files = sourceFiles(join(root, "src")).map(rel).sort()
 const texts = new Map(files.map((file) => [file, readFileSync(join(root, file), "utf8")]))
@@ -238,20 +225,12 @@ const listCasts = process.argv.includes("--casts")
       }
       visit(source)
     }
-    for (const [file, pending] of Object.entries(UNMARKED_CASTS_PENDING)) {
-      const found = unmarked.get(file)?.length ?? 0
-      if (found < pending) notes.push(`${file}: ${found} unmarked casts, ${pending} pending in UNMARKED_CASTS_PENDING: lower the entry`)
-    }
-    for (const [file, casts] of unmarked) {
-      const pending = UNMARKED_CASTS_PENDING[file] ?? 0
-      if (casts.length > pending) {
-        for (const cast of casts) problems.push(`${cast}\n    an unchecked cast: decode the value (Schema, a type guard) or mark the spot with // ${MARKER} <why>`)
-      }
+    for (const casts of unmarked.values()) {
+      for (const cast of casts) problems.push(`${cast}\n    an unchecked cast: decode the value (Schema, a type guard) or mark the spot with // ${MARKER} <why>`)
     }
   }
 }
 
-for (const note of notes) console.log(`note: ${note}`)
 if (problems.length > 0) {
   for (const problem of problems) console.error(problem)
   console.error(`\n${problems.length} broken rule(s) of docs/architecture.md`)

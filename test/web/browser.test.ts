@@ -118,7 +118,7 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await screenshot("brands")
 
     // Settings > Security > API keys: create, shown once, copy.
-    await page.getByRole("link", { name: "Settings" }).click()
+    await page.getByRole("link", { name: "Settings", exact: true }).click()
     await page.getByRole("heading", { name: "API keys" }).waitFor()
     await page.fill("#key-name", "CI laptop")
     await page.click("#create-key")

@@ -259,11 +259,16 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
     expect(await page.locator("#catalog-table tr[data-bot=YandexAdditional] td").nth(3).textContent()).toBe("Reverse DNS")
 
-    // Filters go into the URL; a reload shows the same view.
+    // Filters apply on change (no Apply button; the search field on Enter) and go into the URL; a reload shows the same view.
+    expect(await page.locator("#catalog-screen button", { hasText: "Apply" }).count()).toBe(0)
     await page.getByLabel("Search").fill("")
-    await page.getByLabel("Verification").selectOption("none")
+    await page.getByLabel("Search").press("Enter")
+    await page.waitForURL(/#\/catalog$/)
+    await page.locator("#catalog-count").waitFor()
     await page.getByLabel("Kind").selectOption("training_crawler")
-    await page.getByRole("button", { name: "Apply" }).click()
+    await page.waitForURL(/#\/catalog\?kind=training_crawler$/)
+    await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
+    await page.getByLabel("Verification").selectOption("none")
     await page.waitForURL(/#\/catalog\?kind=training_crawler&method=none$/)
     await page.reload()
     await page.locator("#catalog-count", { hasText: "Showing" }).waitFor()
@@ -327,7 +332,24 @@ describe.skipIf(!haveChromium)("brand screens in headless Chromium", () => {
     const strip = await nav.evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, page: document.documentElement.scrollWidth }))
     expect(strip.scroll).toBeGreaterThan(strip.client)
     expect(strip.page).toBeLessThanOrEqual(390)
+    // Every table of the kit is one card per row on a phone, each cell labelled with its column: ranking's change
+    // and a mention's text are in view at 390 px, and no table scrolls sideways.
+    for (const [hash, target] of [
+      ["/brands/northwind-crm/ranking?range=30d", "#ranking-table tbody tr:first-child td[data-label='Change']"],
+      ["/brands/northwind-crm/mentions", "#mentions-table tbody tr:first-child td[data-label='What the answer said']"]
+    ] as const) {
+      await page.goto(`${served.base}/#${hash}`)
+      await page.locator(target).waitFor()
+      const box = (await page.locator(target).boundingBox())!
+      expect(box.x).toBeGreaterThanOrEqual(0)
+      expect(box.x + box.width).toBeLessThanOrEqual(390)
+      const wraps = await page.locator(".table-wrap").evaluateAll((els) => els.map((el) => el.scrollWidth - el.clientWidth))
+      expect(wraps.every((extra) => extra <= 1)).toBe(true)
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390)
+    }
     await page.setViewportSize({ width: 1280, height: 900 })
+    await page.goto(`${served.base}/#/brands/northwind-crm/settings`)
+    await page.locator("#next-scan").waitFor()
 
     // Settings: the demo's next scan is to come; scan now says why this server cannot (no engine configured).
     expect(await page.locator("#next-scan").textContent()).not.toContain("due since")

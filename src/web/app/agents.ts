@@ -2,7 +2,7 @@ import { type AgentPagesResponse, type AgentsResponse, type ApiError, get, type 
 import { chart, PALETTE } from "./charts.js"
 import { append, clear, copyButton, formatDate, formatNumber, formatPercent, h } from "./dom.js"
 import { KIND_LABELS, kindLabel, methodLabel, RANGES, rangeLabel, statusLabel, verdictLabel } from "./labels.js"
-import { emptyState, errorState, loadingState, nameInto, tableWrap } from "./ui.js"
+import { brandTitle, emptyState, errorState, loadingState, tableWrap } from "./kit.js"
 import { brandNav } from "./screens/nav.js"
 
 const AGENT_KINDS = Object.keys(KIND_LABELS)
@@ -103,7 +103,7 @@ const table = (caption: string, headers: ReadonlyArray<string>, rows: ReadonlyAr
           h(
             "tr",
             // A button or a link in the row does its own thing, not the row's filter.
-            { class: onRow ? "clickable" : null, onclick: onRow ? (event: Event) => (event.target as HTMLElement).closest("button, a") === null && onRow(r) : null },
+            { class: onRow ? "clickable" : null, onclick: onRow ? (event: Event) => event.target instanceof Element && event.target.closest("button, a") === null && onRow(r) : null },
             row.map((cell, i) =>
               h(
                 "td",
@@ -369,7 +369,7 @@ const pagesSection = (slug: string, params: URLSearchParams) => {
                   class: "clickable",
                   "data-path": page.path,
                   onclick: (event: Event) => {
-                    if ((event.target as HTMLElement).closest("a, button") === null) location.hash = detail
+                    if (event.target instanceof Element && event.target.closest("a, button") === null) location.hash = detail
                   }
                 },
                 h("td", { "data-label": "Path" }, h("a", { href: detail, "aria-label": `${page.path}: the bots that fetched it and their verification` }, h("code", null, page.path))),
@@ -568,7 +568,7 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
     void get<AgentsResponse>(`/api/v1/me/brands/${slug}/agents?range=90d`).then((result) => drawControls(result.ok ? result.value : null))
     append(page, [
       tabs(slug, "agents"),
-      nameInto(h("h1"), slug, (name) => `AI crawlers and agents · ${name}`),
+      brandTitle(slug, h("h1"), (name) => `AI crawlers and agents · ${name}`),
       controls,
       active,
       pageBotsSection(slug, params, path)
@@ -601,7 +601,7 @@ export const agentsPage = (slug: string, params: URLSearchParams) => {
     })
   append(page, [
     brandNav(slug, "agents"),
-    nameInto(h("h1"), slug, (name) => `AI crawlers and agents · ${name}`),
+    brandTitle(slug, h("h1"), (name) => `AI crawlers and agents · ${name}`),
     h("p", { class: "muted" }, "Which AI crawlers and agents fetch this brand's pages (server logs, log drains, the tracking tag). Filters apply to every figure; the address of this view can be shared."),
     controls,
     active,

@@ -1,7 +1,22 @@
-// A type-only import: erased from the browser bundle, so the page reads the server's own shape.
-import type { ScanStatus } from "../../observations/Observations.js"
+// Type-only imports: erased from the browser bundle, so the page reads the server's own shapes.
+import type { ApiKeyRecord, MeBody } from "../../accounts/Api.js"
+import type {
+  AgentPagesResponse as AgentPagesResponseSchema,
+  AgentsResponse as AgentsResponseSchema,
+  CrawledPage as CrawledPageSchema,
+  PageBotsResponse as PageBotsResponseSchema
+} from "../../agents/Api.js"
+import type { Brand as BrandSchema, BrandList } from "../../brands/Api.js"
+import type { ScanStatusResponse as ScanStatusResponseSchema } from "../../observations/Api.js"
 import type { CatalogResponse as CatalogResponseSchema } from "../../verification/Api.js"
-import type { PageBotsResponse as PageBotsResponseSchema } from "../../agents/Api.js"
+import type {
+  IndustryMetricsResponse as IndustryMetricsResponseSchema,
+  IndustryRankingRow,
+  ModelResponse as ModelResponseSchema,
+  PromptsResponse as PromptsResponseSchema,
+  SnapshotsResponse as SnapshotsResponseSchema
+} from "../../visibility/Api.js"
+import type { IngestionHealth } from "../../webhooks/Api.js"
 /**
  * Calls of the web application: the cookie-authenticated dashboard surface only (/api/v1).
  * The browser never holds an API key; the session cookie is HttpOnly and SameSite=Lax.
@@ -13,6 +28,12 @@ export interface ApiError {
 }
 
 export type Result<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: ApiError }
+
+/** An error answer's body: an object whose `error` and `hint`, when present, are sentences. */
+const isErrorBody = (value: unknown): value is ApiError["body"] =>
+  typeof value === "object" && value !== null && !Array.isArray(value) &&
+  (!("error" in value) || typeof value.error === "string") &&
+  (!("hint" in value) || typeof value.hint === "string")
 
 export const call = async <A>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE", path: string, body?: unknown): Promise<Result<A>> => {
   let response: Response
@@ -33,8 +54,10 @@ export const call = async <A>(method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE
   } catch {
     parsed = { error: text }
   }
+  // allow-cast: the answer of our own server, whose shape is the API schema the caller's type is derived
+  // from (api.ts's types are `typeof XResponse.Encoded`); decoding it here would bundle effect into the page.
   if (response.ok) return { ok: true, value: parsed as A }
-  return { ok: false, error: { status: response.status, body: (parsed ?? {}) as ApiError["body"] } }
+  return { ok: false, error: { status: response.status, body: isErrorBody(parsed) ? parsed : {} } }
 }
 
 export const get = <A>(path: string) => call<A>("GET", path)
@@ -85,143 +108,38 @@ export const describeError = (error: ApiError): string => {
   return message === "" || message === "not implemented" ? lead.replace(/:$/, ".") : `${lead} ${sentence(message)}`
 }
 
-// Response shapes drawn by the pages (the public schemas of src/agents/Api.ts and src/visibility/Api.ts).
+// Response shapes drawn by the pages: the wire side (`Encoded`) of the server's own API schemas, by
+// type-only imports (erased from the browser bundle), so a field the server adds or renames reaches
+// the page's types instead of drifting from a hand copy.
 
-export interface Me {
-  readonly account: { readonly id: number; readonly name: string; readonly plan: string }
-  readonly user: { readonly email: string }
-  readonly plan: {
-    readonly id: string
-    readonly max_api_keys: number
-    readonly max_brands: number
-    readonly max_prompts?: number
-    readonly batch_ingest?: boolean
-    readonly drain_ingest: boolean
-    readonly monthly_events?: number
-  }
-  readonly usage: { readonly brands: number; readonly active_api_keys: number; readonly prompts?: number }
-  /** Present for a workspace the server fills in the background (the demo of DEMO=1). */
-  readonly data_fill?: { readonly status: "filling" | "ready" | "failed"; readonly days: number; readonly days_filled: number }
-}
+/** GET /api/v1/me. */
+export type Me = typeof MeBody.Encoded
 
-export interface ApiKey {
-  readonly id: string
-  readonly name: string
-  readonly prefix: string
-  readonly created_at: string
-  readonly last_used_at: string | null
-  readonly revoked_at: string | null
-}
+/** One of GET /api/v1/me/api-keys. */
+export type ApiKey = typeof ApiKeyRecord.Encoded
 
-export interface Brand {
-  readonly id: number
-  readonly brand_slug: string
-  readonly brand_name: string
-  readonly domain: string
-  readonly vertical: string
-  readonly site_id: string
-  readonly added_at: string
-  readonly scan_frequency_hours?: number
-}
+/** One of GET /api/v1/me/brands. */
+export type Brand = typeof BrandSchema.Encoded
+export type BrandListResponse = typeof BrandList.Encoded
 
 /** GET /api/v1/me/brands/{slug}/prompts (spec 2.4). */
-export interface PromptsResponse {
-  readonly prompts: ReadonlyArray<{ readonly id: string; readonly prompt: string; readonly topic: string; readonly intent: string }>
-  readonly count: number
-  readonly used_total: number
-  readonly limit: number
-}
+export type PromptsResponse = typeof PromptsResponseSchema.Encoded
 
 /** GET /api/v1/me/brands/{slug}/ingestion. */
-export interface IngestionHealthResponse {
-  readonly channels: ReadonlyArray<{ readonly channel: string; readonly format: string; readonly last_received_at: string | null }>
-  readonly spool_pending: number
-  readonly monthly_used: number
-  readonly monthly_cap: number
-}
+export type IngestionHealthResponse = typeof IngestionHealth.Encoded
 
-export interface CrawledPage {
-  readonly path: string
-  readonly hits: number
-  readonly errors: number
-  readonly uniques: number
-  readonly bots: ReadonlyArray<string>
-  readonly last_seen: string
-}
-
-export interface AgentsResponse {
-  readonly range: string
-  readonly kpis: { readonly hits: number; readonly pages: number; readonly bots: number; readonly error_rate: number }
-  readonly trend: ReadonlyArray<{ readonly date: string; readonly hits: number; readonly by_kind: Record<string, number> }>
-  readonly breakdowns: {
-    readonly by_bot: ReadonlyArray<{ readonly bot: string; readonly vendor: string; readonly kind: string; readonly hits: number }>
-    readonly by_vendor: ReadonlyArray<{ readonly vendor: string; readonly hits: number }>
-    readonly by_kind: ReadonlyArray<{ readonly kind: string; readonly hits: number }>
-    readonly by_status: ReadonlyArray<{ readonly status: number | null; readonly hits: number }>
-    readonly by_verification?: ReadonlyArray<{ readonly verification: string; readonly hits: number }>
-  }
-  readonly top_pages: ReadonlyArray<CrawledPage>
-  readonly ranges_snapshot?: string
-  readonly tag: { readonly site_id: string; readonly snippet: string }
-  readonly retention_limited: boolean
-  readonly coverage_from: string
-}
-
-export interface AgentPagesResponse {
-  readonly pages: ReadonlyArray<CrawledPage>
-  readonly total: number
-  readonly limit: number
-  readonly offset: number
-  readonly retention_limited: boolean
-  readonly coverage_from: string
-}
-
-export interface SnapshotsResponse {
-  readonly snapshots: ReadonlyArray<{
-    readonly date: string
-    readonly citation_rate: number
-    readonly brand_mentions: number
-    readonly total_responses: number
-    readonly per_engine: Record<string, number>
-    readonly sentiment_avg: number
-    /** 95% interval of brand_mentions / total_responses (docs/visibility.md, "Intervals"). */
-    readonly mention_rate_ci95?: readonly [number, number] | null
-  }>
-  readonly count: number
-}
-
-export interface RankingRow {
-  readonly name: string
-  readonly mentions: number
-  readonly share: number
-  readonly delta: number
-  readonly is_own: boolean
-  readonly share_ci95?: readonly [number, number] | null
-  readonly delta_ci95?: readonly [number, number] | null
-  readonly significant?: boolean
-}
-
-export interface IndustryMetricsResponse {
-  readonly ranking: ReadonlyArray<RankingRow>
-  readonly own: { readonly total_mentions: number; readonly total_responses: number; readonly avg_position: number }
-}
-
-export interface ModelResponse {
-  readonly engines: ReadonlyArray<{
-    readonly engine: string
-    readonly score: number
-    readonly delta: number
-    readonly n?: number
-    readonly score_ci95?: readonly [number, number] | null
-    readonly delta_ci95?: readonly [number, number] | null
-    readonly significant?: boolean
-  }>
-}
+export type CrawledPage = typeof CrawledPageSchema.Encoded
+export type AgentsResponse = typeof AgentsResponseSchema.Encoded
+export type AgentPagesResponse = typeof AgentPagesResponseSchema.Encoded
+export type SnapshotsResponse = typeof SnapshotsResponseSchema.Encoded
+export type RankingRow = typeof IndustryRankingRow.Encoded
+export type IndustryMetricsResponse = typeof IndustryMetricsResponseSchema.Encoded
+export type ModelResponse = typeof ModelResponseSchema.Encoded
 
 /** GET /api/v1/me/brands/{slug}/scans: the brand's last scan per answer engine. */
-export type ScanStatusResponse = Omit<ScanStatus, "brand_slug">
+export type ScanStatusResponse = typeof ScanStatusResponseSchema.Encoded
 
-/** GET /api/v1/catalog: every agent of the catalog with its verification methods (the server's schema, wire side). */
+/** GET /api/v1/catalog: every agent of the catalog with its verification methods. */
 export type CatalogResponse = typeof CatalogResponseSchema.Encoded
 
 /** GET /api/v1/me/brands/{slug}/agents/pages/bots: the bots of one crawled page, by verdict. */

@@ -97,15 +97,6 @@ export const SENTIMENT_LABELS: Readonly<Record<string, string>> = {
 }
 export const sentimentLabel = lookup(SENTIMENT_LABELS)
 
-export const INTENT_LABELS: Readonly<Record<string, string>> = {
-  informational: "Informational",
-  commercial: "Commercial",
-  transactional: "Transactional",
-  navigational: "Navigational",
-  comparison: "Comparison"
-}
-export const intentLabel = lookup(INTENT_LABELS)
-
 const STATUS_TEXT: Readonly<Record<number, string>> = {
   200: "OK",
   201: "Created",

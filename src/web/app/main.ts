@@ -8,7 +8,7 @@ import { keysLink, logSourcesPanel } from "./logSources.js"
 import { ingestionHealthCard, webhooksPage } from "./webhooks.js"
 import { PLAN_FOR, planLabel, VERTICAL_LABELS, verticalLabel } from "./labels.js"
 import { checklist, drainUrl, startPage } from "./onboarding.js"
-import { accountBrands, emptyState, errorBox, forgetBrands, loadingState } from "./ui.js"
+import { brands, emptyState, errorBox, forgetBrands, loadingState } from "./kit.js"
 import { safeReturn } from "./returnTo.js"
 import { slugFromName } from "../../brands/Slug.js"
 
@@ -540,7 +540,7 @@ const render = async () => {
   const next = parts[0] === "signin" || parts[0] === "signup" ? safeReturn(params.get("next")) : safeReturn(location.hash)
   if (parts[0] === "signup") page = authPage("signup", next)
   else if (parts[0] === "signin" || me === null) page = authPage("signin", next)
-  else if (parts[0] === "start") page = startPage(me, await accountBrands(), params)
+  else if (parts[0] === "start") page = startPage(me, await brands(), params)
   else if (parts[0] === "settings" && parts[1] === "webhooks") page = webhooksPage()
   else if (parts[0] === "settings") page = keysPage(params)
   else if (parts[0] === "brands" && parts[1] && parts[2] === "agents") page = agentsPage(parts[1], params)

@@ -11,7 +11,7 @@ import {
 import { append, clear, copyButton, h } from "./dom.js"
 import { PLAN_FOR, planLabel } from "./labels.js"
 import { logSourcesPanel } from "./logSources.js"
-import { loadingState } from "./ui.js"
+import { loadingState } from "./kit.js"
 
 /**
  * The getting-started checklist: add a brand, its competitors and prompts, a log source, engines or an
@@ -231,7 +231,9 @@ export const checklist = (me: Me, brands: ReadonlyArray<Brand>, chosen: string |
             h("label", { for: "onboarding-brand" }, "Brand"),
             h(
               "select",
-              { id: "onboarding-brand", onchange: (event: Event) => (location.hash = `#/start?brand=${(event.target as HTMLSelectElement).value}`) },
+              { id: "onboarding-brand", onchange: (event: Event) => {
+                if (event.target instanceof HTMLSelectElement) location.hash = `#/start?brand=${event.target.value}`
+              } },
               brands.map((b) => h("option", { value: b.brand_slug, selected: b.brand_slug === brand?.brand_slug }, b.brand_name))
             )
           )

@@ -4,9 +4,8 @@ import { brandNav } from "./screens/nav.js"
 import { chart, PALETTE } from "./charts.js"
 import { append, clear, formatDate, formatNumber, formatPercent, h } from "./dom.js"
 import { engineLabel, RANGES, rangeLabel } from "./labels.js"
-import { emptyState, loadingState, nameInto, tableWrap } from "./ui.js"
 import { INTERVAL_MEANING, intervalEnds } from "./intervals.js"
-import { field, navigate, rangeOf, select } from "./screens/kit.js"
+import { brandTitle, emptyState, field, loadingState, navigate, rangeOf, select, tableWrap } from "./kit.js"
 import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareTable } from "./screens/scope.js"
 
 /** How AI answer engines talk about one brand: daily snapshots, share of voice, engines. */
@@ -197,7 +196,7 @@ export const visibilityPage = (slug: string, params: URLSearchParams) => {
     "div",
     { id: "visibility-page" },
     brandNav(slug, "visibility"),
-    nameInto(h("h1"), slug, (name) => `Visibility in AI answers · ${name}`),
+    brandTitle(slug, h("h1"), (name) => `Visibility in AI answers · ${name}`),
     h("p", { class: "muted" }, "How often AI answer engines mention this brand and its competitors, with 95% intervals: a change marked n.s. is within the noise."),
     h("p", { class: "muted", id: "interval-meaning" }, INTERVAL_MEANING),
     h(

@@ -1,8 +1,9 @@
+import type { ChannelHealth as ChannelHealthSchema, Delivery as DeliverySchema, IngestionHealth as IngestionHealthSchema, WebhookEndpoint } from "../../webhooks/Api.js"
 import { EVENT_TYPES as ALL_EVENT_TYPES } from "../../webhooks/EventTypes.js"
 import { call, describeError, get, post } from "./api.js"
 import { append, clear, copyButton, formatDate, formatNumber, h } from "./dom.js"
 import { channelLabel } from "./labels.js"
-import { emptyState, errorBox, loadingState, tableWrap } from "./ui.js"
+import { emptyState, errorBox, loadingState, tableWrap } from "./kit.js"
 
 /**
  * Webhooks (#/settings/webhooks): endpoints with their events, test, rotation, enable/disable and
@@ -13,48 +14,11 @@ import { emptyState, errorBox, loadingState, tableWrap } from "./ui.js"
 /** What an endpoint can subscribe to: every event type but ping, which the test button sends to any endpoint. */
 const EVENT_TYPES = ALL_EVENT_TYPES.filter((type) => type !== "ping")
 
-interface Endpoint {
-  readonly id: string
-  readonly url: string
-  readonly events: ReadonlyArray<string>
-  readonly description: string
-  readonly enabled: boolean
-  readonly created_at: string
-  readonly disabled_reason: string | null
-  readonly failing_since: string | null
-}
-
-interface Delivery {
-  readonly id: string
-  readonly event_id: string
-  readonly type: string
-  readonly status: string
-  readonly attempts: number
-  readonly response_status: number | null
-  readonly created_at: string
-  readonly next_attempt_at: string | null
-  readonly last_error: string | null
-  readonly attempt_log: ReadonlyArray<{ readonly attempt: number; readonly at: string; readonly response_status: number | null; readonly error: string | null; readonly duration_ms: number }>
-}
-
-interface ChannelHealth {
-  readonly channel: string
-  readonly format: string
-  readonly last_received_at: string | null
-  readonly deliveries_24h: number
-  readonly records_24h: number
-  readonly accepted_24h: number
-  readonly skipped_24h: number
-  readonly unparseable_24h: number
-  readonly signature_failures_24h: number
-}
-
-interface IngestionHealth {
-  readonly channels: ReadonlyArray<ChannelHealth>
-  readonly spool_pending: number
-  readonly monthly_used: number
-  readonly monthly_cap: number
-}
+// The server's own schemas, wire side (type-only: nothing of effect reaches the browser bundle).
+type Endpoint = typeof WebhookEndpoint.Encoded
+type Delivery = typeof DeliverySchema.Encoded
+type ChannelHealth = typeof ChannelHealthSchema.Encoded
+type IngestionHealth = typeof IngestionHealthSchema.Encoded
 
 const secretPanel = (title: string, secret: string, done: () => void) =>
   h(

@@ -1,7 +1,8 @@
+import type { ActionsResponse as ActionsResponseSchema } from "../../../actions/Api.js"
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, h } from "../dom.js"
-import { brandTitle, emptyState, errorState, navigate, pageHead, rangeField, rangeLabel, rangeOf, section } from "./kit.js"
+import { brandTitle, emptyState, errorState, navigate, pageHead, rangeField, rangeLabel, rangeOf, section } from "../kit.js"
 
 /**
  * What to fix first (docs/actions.md): the brand's actions from its crawler logs and its AI answers, each
@@ -9,24 +10,8 @@ import { brandTitle, emptyState, errorState, navigate, pageHead, rangeField, ran
  * State: ?range=7d|30d|90d.
  */
 
-interface Action {
-  readonly kind: string
-  readonly title: string
-  readonly why: string
-  readonly link: string
-}
-interface ActionsResponse {
-  readonly range: string
-  readonly actions: ReadonlyArray<Action>
-  readonly count: number
-  readonly looked_at: {
-    readonly crawler_hits: number
-    readonly bots: number
-    readonly answers: number
-    readonly prompts: number
-    readonly gap_domains: number
-  }
-}
+type ActionsResponse = typeof ActionsResponseSchema.Encoded
+type Action = ActionsResponse["actions"][number]
 
 const KIND_LABELS: Readonly<Record<string, string>> = {
   fix_crawler_errors: "Crawler errors",

@@ -4,7 +4,7 @@ import { get } from "../api.js"
 import { chart, PALETTE } from "../charts.js"
 import { formatNumber, formatPercent, h } from "../dom.js"
 import { brandNav } from "./nav.js"
-import { brandTitle, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, tableWrap } from "./kit.js"
+import { brandTitle, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, tableWrap } from "../kit.js"
 
 /**
  * People arriving on the brand's site from an AI answer engine (GET /api/v1/me/brands/{slug}/attribution):

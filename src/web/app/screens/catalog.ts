@@ -1,7 +1,7 @@
 import { type CatalogAgent, type CatalogResponse, get } from "../api.js"
 import { h } from "../dom.js"
 import { KIND_DESCRIPTIONS, KIND_LABELS, kindLabel, METHOD_DESCRIPTIONS, METHOD_LABELS, methodLabel } from "../labels.js"
-import { emptyState, errorState, field, navigate, offsetOf, pageHead, pager, plural, screenHash, section, select, tableWrap } from "./kit.js"
+import { emptyState, errorState, field, navigate, offsetOf, pageHead, pager, plural, screenHash, section, select, tableWrap } from "../kit.js"
 
 /**
  * The agent catalog: every AI crawler and agent the server recognises, its operator and kind, and how
@@ -60,6 +60,9 @@ export const catalogScreen = (params: URLSearchParams) => {
   kind.name = "kind"
   const method = select([["", "Any method"], ...METHODS.map((m) => [m, methodLabel(m)] as const)], params.get("method") ?? "")
   method.name = "method"
+  // Filters apply as soon as they change, like every screen's; the search field when it is left or Enter is pressed.
+  const apply = () => navigate(PATH, params, { q: q.value.trim() || null, kind: kind.value || null, method: method.value || null, offset: null })
+  for (const control of [q, kind, method]) control.addEventListener("change", apply)
   const filters = h(
     "form",
     {
@@ -67,13 +70,12 @@ export const catalogScreen = (params: URLSearchParams) => {
       "aria-label": "Filters",
       onsubmit: (event: Event) => {
         event.preventDefault()
-        navigate(PATH, params, { q: q.value.trim() || null, kind: kind.value || null, method: method.value || null, offset: null })
+        apply()
       }
     },
     field("catalog-q", "Search", q),
     field("catalog-kind", "Kind", kind),
-    field("catalog-method", "Verification", method),
-    h("div", { class: "field" }, h("button", { type: "submit" }, "Apply"))
+    field("catalog-method", "Verification", method)
   )
 
   // One agent asked for by name (the agent dashboard's link): a chip that shows them all again.

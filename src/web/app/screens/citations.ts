@@ -1,3 +1,4 @@
+import type { CitationsResponse as CitationsResponseSchema, GapResponse as GapResponseSchema, PromptsResponse as PromptsResponseSchema } from "../../../visibility/Api.js"
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, formatPercent, h } from "../dom.js"
@@ -16,7 +17,7 @@ import {
   section,
   select,
   tableWrap
-} from "./kit.js"
+} from "../kit.js"
 import { REGIONS } from "./scope.js"
 
 /**
@@ -25,17 +26,9 @@ import { REGIONS } from "./scope.js"
  * State: ?range=30d&type=<bucket>&region=US&topic=<topic>.
  */
 
-interface CitationsResponse {
-  readonly domains: ReadonlyArray<{ readonly domain: string; readonly citations: number; readonly share: number; readonly bucket: string }>
-  readonly total_citations: number
-}
-interface GapResponse {
-  readonly region: string
-  readonly domains: ReadonlyArray<{ readonly domain: string; readonly bucket: string; readonly opportunity: number; readonly competitors: ReadonlyArray<string> }>
-}
-interface PromptsResponse {
-  readonly prompts: ReadonlyArray<{ readonly topic: string }>
-}
+type CitationsResponse = typeof CitationsResponseSchema.Encoded
+type GapResponse = typeof GapResponseSchema.Encoded
+type PromptsResponse = typeof PromptsResponseSchema.Encoded
 
 export const citationsScreen = (slug: string, params: URLSearchParams) => {
   const path = `/brands/${slug}/citations`

@@ -1,3 +1,4 @@
+import type { IndustryMetricsResponse, CompetitorPromptsResponse as CompetitorPromptsResponseSchema, CompetitorCitationsResponse as CompetitorCitationsResponseSchema } from "../../../visibility/Api.js"
 import { describeError, get, post } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, formatPercent, h } from "../dom.js"
@@ -16,7 +17,7 @@ import {
   rangeOf,
   section,
   tableWrap
-} from "./kit.js"
+} from "../kit.js"
 import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareCell, shareChange, shareText } from "./scope.js"
 
 /**
@@ -26,23 +27,9 @@ import { engineField, engineOf, rankingQuery, type RankingResponse, regionField,
  * brand). State: ?range=30d&engine=chatgpt&region=US&competitor=<name>.
  */
 
-interface MetricsResponse {
-  readonly tracked_competitors: ReadonlyArray<string>
-}
-interface CompetitorPromptsResponse {
-  readonly prompts: ReadonlyArray<{
-    readonly prompt: string
-    readonly topic: string
-    readonly appearances: number
-    readonly engines: ReadonlyArray<string>
-    readonly avg_rank: number
-    readonly brand_mentioned: number
-  }>
-}
-interface CompetitorCitationsResponse {
-  readonly domains: ReadonlyArray<{ readonly domain: string; readonly citations: number; readonly share: number; readonly bucket: string }>
-  readonly total_citations: number
-}
+type MetricsResponse = typeof IndustryMetricsResponse.Encoded
+type CompetitorPromptsResponse = typeof CompetitorPromptsResponseSchema.Encoded
+type CompetitorCitationsResponse = typeof CompetitorCitationsResponseSchema.Encoded
 
 export const competitorsScreen = (slug: string, params: URLSearchParams) => {
   const path = `/brands/${slug}/competitors`

@@ -1,7 +1,8 @@
+import type { FanoutsResponse as FanoutsResponseSchema } from "../../../visibility/Api.js"
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { h } from "../dom.js"
-import { emptyState, engineLabel, errorState, field, navigate, offsetOf, pageHead, pager, plural, rangeField, rangeOf, section, select } from "./kit.js"
+import { emptyState, engineLabel, errorState, field, navigate, offsetOf, pageHead, pager, plural, rangeField, rangeOf, section, select } from "../kit.js"
 import { safeLink } from "./mentions.js"
 
 /**
@@ -9,19 +10,8 @@ import { safeLink } from "./mentions.js"
  * and what it cited for each. State: ?range=30d&engine=<slug>&brands=all (default: this brand only)&offset=25.
  */
 
-interface FanoutGroup {
-  readonly prompt_id: number
-  readonly prompt_text: string
-  readonly brand_slug: string
-  readonly brand_name: string
-  readonly engine: string
-  readonly snapshot_date: string
-  readonly fanouts: ReadonlyArray<{ readonly index: number; readonly sub_question: string; readonly citations: ReadonlyArray<string> }>
-}
-interface FanoutsResponse {
-  readonly prompts: ReadonlyArray<FanoutGroup>
-  readonly truncated_groups: boolean
-}
+type FanoutsResponse = typeof FanoutsResponseSchema.Encoded
+type FanoutGroup = FanoutsResponse["prompts"][number]
 
 const PAGE = 25
 

@@ -1,7 +1,8 @@
+import type { MentionsResponse as MentionsResponseSchema } from "../../../visibility/Api.js"
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatDate, h } from "../dom.js"
-import { brandTitle, dataTable, emptyState, engineLabel, errorState, field, navigate, offsetOf, pageHead, pager, plural, section, select, SENTIMENTS, sentimentLabel } from "./kit.js"
+import { brandTitle, dataTable, emptyState, engineLabel, errorState, field, navigate, offsetOf, pageHead, pager, plural, section, select, SENTIMENTS, sentimentLabel } from "../kit.js"
 
 /**
  * The brand's recent mentions in AI answers (the last 30 days, newest first).
@@ -9,22 +10,8 @@ import { brandTitle, dataTable, emptyState, engineLabel, errorState, field, navi
  * to the brand's primary ones, the engine narrows the list on the page.
  */
 
-interface Mention {
-  readonly id: string
-  readonly engine: string
-  readonly prompt: string
-  readonly response_snippet: string
-  readonly rank: number
-  readonly sentiment: string
-  readonly cited_url: string | null
-  readonly seen_at: string
-}
-interface MentionsResponse {
-  readonly region: string
-  readonly language: string
-  readonly mentions: ReadonlyArray<Mention>
-  readonly count: number
-}
+type MentionsResponse = typeof MentionsResponseSchema.Encoded
+type Mention = MentionsResponse["mentions"][number]
 
 const PAGE = 50
 const REGIONS = ["US", "GB", "CA", "AU", "IE", "IN", "DE", "FR", "ES", "IT", "NL", "BR", "MX", "JP"]

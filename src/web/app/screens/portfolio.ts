@@ -1,22 +1,12 @@
+import type { PortfolioResponse as PortfolioResponseSchema } from "../../../visibility/Api.js"
 import { get } from "../api.js"
 import { formatNumber, h } from "../dom.js"
-import { dataTable, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeOf, section } from "./kit.js"
+import { dataTable, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeOf, section } from "../kit.js"
 import { INTERVAL_MEANING, intervalEnds } from "../intervals.js"
 
 /** Every brand of the account side by side: AI presence score, its change, top engine and competitor. State: ?range=30d. */
 
-interface PortfolioResponse {
-  readonly brands: ReadonlyArray<{
-    readonly slug: string
-    readonly name: string
-    readonly ai_presence_score: number
-    readonly delta_7d: number
-    readonly top_engine: string
-    readonly top_competitor: string
-    readonly n: number
-    readonly ai_presence_score_ci95: readonly [number, number] | null
-  }>
-}
+type PortfolioResponse = typeof PortfolioResponseSchema.Encoded
 
 export const portfolioScreen = (params: URLSearchParams) => {
   const range = rangeOf(params)

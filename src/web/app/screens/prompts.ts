@@ -1,27 +1,16 @@
+import type { PromptsResponse as PromptsResponseSchema } from "../../../visibility/Api.js"
 import { describeError, get, type Me, post } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatDate, h } from "../dom.js"
-import { brandTitle, dataTable, emptyState, errorState, field, humanize, INTENTS, navigate, pageHead, section, select } from "./kit.js"
+import { brandTitle, dataTable, emptyState, errorState, field, humanize, INTENTS, navigate, pageHead, section, select } from "../kit.js"
 
 /**
  * The monitored prompts of a brand: the questions the answer engines are asked on every scan.
  * State: ?topic=<topic> narrows the list to one topic.
  */
 
-interface Prompt {
-  readonly id: string
-  readonly prompt: string
-  readonly topic: string
-  readonly intent: string
-  readonly source: string
-  readonly created_at: string
-}
-interface PromptsResponse {
-  readonly prompts: ReadonlyArray<Prompt>
-  readonly count: number
-  readonly used_total: number
-  readonly limit: number
-}
+type PromptsResponse = typeof PromptsResponseSchema.Encoded
+type Prompt = PromptsResponse["prompts"][number]
 
 const SOURCE_LABELS: Readonly<Record<string, string>> = {
   manual: "Added by you",

@@ -1,7 +1,8 @@
+import type { PromptsResponse as PromptsResponseSchema } from "../../../visibility/Api.js"
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, h } from "../dom.js"
-import { emptyState, errorState, field, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, select } from "./kit.js"
+import { emptyState, errorState, field, navigate, pageHead, rangeField, rangeLabel, rangeOf, section, select } from "../kit.js"
 import { INTERVAL_MEANING } from "../intervals.js"
 import { engineField, engineOf, rankingQuery, type RankingResponse, regionField, regionOf, scopeWords, shareTable } from "./scope.js"
 
@@ -10,9 +11,7 @@ import { engineField, engineOf, rankingQuery, type RankingResponse, regionField,
  * every engine or one, every region or one. State: ?range=30d&topic=<topic>&engine=chatgpt&region=US.
  */
 
-interface PromptsResponse {
-  readonly prompts: ReadonlyArray<{ readonly topic: string }>
-}
+type PromptsResponse = typeof PromptsResponseSchema.Encoded
 
 export const rankingScreen = (slug: string, params: URLSearchParams) => {
   const path = `/brands/${slug}/ranking`

@@ -1,6 +1,7 @@
+import type { IndustryRankingResponse } from "../../../visibility/Api.js"
 import { formatNumber, formatPercent, h } from "../dom.js"
 import { intervalEnds } from "../intervals.js"
-import { ENGINE_LABELS, field, select, tableWrap } from "./kit.js"
+import { ENGINE_LABELS, field, select, tableWrap } from "../kit.js"
 
 /**
  * The scope of a share of voice, the same on every screen that shows one (Visibility, Ranking,
@@ -72,29 +73,8 @@ export const shareChange = (row: { readonly share: number; readonly delta: numbe
 }
 
 /** GET /industry/ranking (docs/visibility.md): one row per entity. */
-export interface ShareRow {
-  readonly name: string
-  readonly mentions: number
-  readonly share: number
-  readonly delta: number
-  readonly is_own: boolean
-  readonly is_pinned: boolean
-  readonly domain: string
-  readonly sentiment: { readonly pos: number; readonly neu: number; readonly neg: number }
-  readonly share_ci95: readonly [number, number] | null
-  readonly delta_ci95: readonly [number, number] | null
-  readonly significant: boolean
-}
-export interface RankingResponse {
-  readonly brand_slug: string
-  readonly brand_name: string
-  readonly range: string
-  readonly topic: string | null
-  readonly engine?: string
-  readonly region?: string
-  readonly total_responses: number
-  readonly ranking: ReadonlyArray<ShareRow>
-}
+export type ShareRow = RankingResponse["ranking"][number]
+export type RankingResponse = typeof IndustryRankingResponse.Encoded
 
 /**
  * The share-of-voice table: a row per brand (`data-brand` = its name), its share with the 95% interval

@@ -4,7 +4,7 @@ import { chart, PALETTE } from "../charts.js"
 import { formatNumber, h } from "../dom.js"
 import { brandNav } from "./nav.js"
 import { CENSUS_NOTE, connectLogs, hookedTable } from "./attribution.js"
-import { brandTitle, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeLabel, rangeOf, section } from "./kit.js"
+import { brandTitle, emptyState, engineLabel, errorState, navigate, pageHead, rangeField, rangeLabel, rangeOf, section } from "../kit.js"
 
 /**
  * The AI search funnel of the brand's site (GET /api/v1/me/brands/{slug}/search-performance): pages indexed

@@ -1,32 +1,26 @@
+import type { ImportResponse, ScanRequestResponse } from "../../../observations/Api.js"
 import { type ApiError, type Brand, get, type Me, post, type ScanStatusResponse } from "../api.js"
 import { brandNav } from "./nav.js"
 import { append, clear, copyButton, formatDate, formatNumber, h } from "../dom.js"
 import { planLabel } from "../labels.js"
 import { planWall } from "../logSources.js"
 import { nextScanText } from "../schedule.js"
-import { brands, brandTitle, emptyState, engineLabel, errorState, pageHead, section, verticalLabel } from "./kit.js"
+import { brands, brandTitle, emptyState, engineLabel, errorState, pageHead, section, verticalLabel } from "../kit.js"
 
 /**
  * A brand's settings: what identifies it, what to copy into a tag or a log source, and its answers:
  * the last scan, "Scan now" (POST .../scans) and an import of answers collected elsewhere (POST .../observations).
  */
 
-interface BrandWithScan extends Brand {
-  readonly scan_frequency_hours?: number
-  readonly next_scan_at?: string
-}
+type ScanRequest = typeof ScanRequestResponse.Encoded
+type ImportResult = typeof ImportResponse.Encoded
 
-interface ScanRequest {
-  readonly next_scan_at: string
-  readonly engines: ReadonlyArray<string>
-  readonly scanner_interval_seconds: number
-}
-
-interface ImportResult {
-  readonly imported: number
-  readonly skipped: number
-  readonly errors: ReadonlyArray<{ readonly line: number; readonly error: string }>
-}
+/** The import's answer as the server's schema says, checked before it is drawn (the body is read by hand). */
+const isImportResult = (body: unknown): body is ImportResult =>
+  typeof body === "object" && body !== null &&
+  "imported" in body && typeof body.imported === "number" &&
+  "skipped" in body && typeof body.skipped === "number" &&
+  "errors" in body && Array.isArray(body.errors)
 
 const item = (label: string, ...value: ReadonlyArray<Node | string>) => [h("dt", null, label), h("dd", null, ...value)]
 
@@ -99,7 +93,8 @@ const answersCard = (slug: string, me: Me | null, scans: Awaited<ReturnType<type
         const error = typeof body === "object" && body !== null && "error" in body && typeof body.error === "string" ? body.error : ""
         return append(importStatus, [refusal("The file was not imported", { status: response.status, body: { error } })])
       }
-      const result = body as ImportResult
+      if (!isImportResult(body)) return append(importStatus, [refusal("The server's answer could not be read", { status: response.status, body: {} })])
+      const result = body
       append(importStatus, [
         h(
           "p",
@@ -179,7 +174,7 @@ export const settingsScreen = (slug: string) => {
   const answers = h("div", null, section("Answers from AI engines", "brand-answers").element)
   void Promise.all([brands(), get<ScanStatusResponse>(`/api/v1/me/brands/${slug}/scans`), get<Me>("/api/v1/me")]).then(([list, scans, who]) => {
     const me = who.ok ? who.value : null
-    const brand: BrandWithScan | undefined = list.find((b) => b.brand_slug === slug)
+    const brand: Brand | undefined = list.find((b) => b.brand_slug === slug)
     if (!brand) {
       answers.replaceChildren()
       return card.fill(emptyState("This brand is not in your account.", h("a", { href: "#/brands" }, "Pick a brand")))

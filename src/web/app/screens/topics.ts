@@ -1,14 +1,12 @@
+import type { TopicsResponse as TopicsResponseSchema } from "../../../visibility/Api.js"
 import { get } from "../api.js"
 import { brandNav } from "./nav.js"
 import { formatNumber, h } from "../dom.js"
-import { dataTable, emptyState, errorState, pageHead, section } from "./kit.js"
+import { dataTable, emptyState, errorState, pageHead, section } from "../kit.js"
 
 /** The topics of the account's monitored prompts, each a way into the ranking of that topic. */
 
-interface TopicsResponse {
-  readonly themes: ReadonlyArray<{ readonly theme: string; readonly count: number; readonly tier: 1 | 2 | 3 }>
-  readonly total_keywords: number
-}
+type TopicsResponse = typeof TopicsResponseSchema.Encoded
 
 const TIERS = { 1: "Most prompts", 2: "Some prompts", 3: "Few prompts" } as const
 

@@ -1,19 +1,23 @@
-import { type Brand, get } from "../api.js"
-import { append, clear, h } from "../dom.js"
+import { type ApiError, type Brand, describeError, get } from "./api.js"
+import { append, clear, h } from "./dom.js"
 
 /**
- * What every screen of a brand's data shares: human labels, the sentence of a failed call,
- * the empty/loading states, the brand navigation and the state kept in the hash query
- * (#/brands/<slug>/<screen>?name=value), so every view can be shared and reloaded.
+ * The one kit of building blocks every page and screen shares: human labels, states written for
+ * people (loading, empty with a next step, errors as sentences), tables that become cards on a
+ * phone, labelled form fields, the brand's display name for titles and the state kept in the hash
+ * query (#/brands/<slug>/<screen>?name=value), so every view can be shared and reloaded. The
+ * classes are style.css's shared section.
  */
+
+type Content = Node | string | null | undefined | false
 
 // ---------------------------------------------------------------------------
 // Labels
 // ---------------------------------------------------------------------------
 
 // The label tables every page shares live in labels.ts; the screens take them from here too.
-export { ENGINE_LABELS, engineLabel, humanize, RANGES, rangeLabel, sentimentLabel, VERTICAL_LABELS, verticalLabel } from "../labels.js"
-import { humanize, RANGES, rangeLabel } from "../labels.js"
+export { ENGINE_LABELS, engineLabel, humanize, RANGES, rangeLabel, sentimentLabel, VERTICAL_LABELS, verticalLabel } from "./labels.js"
+import { humanize, RANGES, rangeLabel } from "./labels.js"
 
 export const SENTIMENTS = [["pos", "Positive"], ["neu", "Neutral"], ["neg", "Negative"]] as const
 
@@ -32,17 +36,44 @@ export const bucketLabel = (bucket: string) => BUCKET_LABELS[bucket] ?? humanize
 // States
 // ---------------------------------------------------------------------------
 
-// A failed load says what failed and why, in the one wording of the whole application.
-export { errorState } from "../ui.js"
+export const errorBox = (message: string) => h("div", { class: "error", role: "alert" }, message)
 
-export const loadingState = (text = "Loading…") => h("p", { class: "loading muted", role: "status" }, text)
+/**
+ * A failed load: "<what> could not be loaded. <why>" (the why by `describeError`, the one wording of
+ * errors), a brand that is not the account's with a way back, or a calm notice where the server
+ * does not offer the view.
+ */
+export const errorState = (what: string, error: ApiError) =>
+  error.status === 501
+    ? h("div", { class: "notice", role: "status", "data-status": error.status }, `${what} is not available on this server yet.`)
+    : error.status === 404 && error.body.error === "brand not found"
+    ? h("div", { class: "error", role: "alert", "data-status": error.status }, `${what}: this brand is not in your account. `, h("a", { href: "#/brands" }, "See your brands"), ".")
+    : h("div", { class: "error", role: "alert", "data-status": error.status }, `${what} could not be loaded. ${describeError(error)}`)
 
-export const emptyState = (text: string, ...next: ReadonlyArray<Node | string>) =>
-  h("div", { class: "empty" }, h("p", null, text), next.length === 0 ? null : h("p", null, ...next))
+export const loadingState = (text = "Loading…") => h("p", { class: "loading", role: "status" }, text)
 
-/** A table that scrolls sideways inside its card on a phone; the region takes focus so a keyboard can scroll it. */
-export const tableWrap = (table: HTMLTableElement) =>
-  h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": table.getAttribute("aria-label") ?? "Table" }, table)
+/** What is missing, then the next step (links or buttons; falsy ones are left out). */
+export const emptyState = (text: string, ...next: ReadonlyArray<Content>) =>
+  h("div", { class: "empty" }, h("p", null, text), next.some((n) => n) ? h("p", { class: "actions" }, ...next) : null)
+
+/**
+ * A table that scrolls sideways inside its card on a wide screen and becomes one card per row on a
+ * phone (style.css, below 600 px): every cell carries its column's name in data-label, shown before
+ * the value. The region takes focus so a keyboard can scroll it.
+ */
+export const tableWrap = (table: HTMLTableElement, label?: string) => {
+  const headers = Array.from(table.querySelectorAll("thead th"), (th) => th.textContent ?? "")
+  if (headers.length > 0) {
+    table.classList.add("cards")
+    for (const row of Array.from(table.querySelectorAll("tbody tr"))) {
+      Array.from(row.children).forEach((cell, i) => {
+        const name = headers[i]
+        if (name && !cell.hasAttribute("data-label")) cell.setAttribute("data-label", name)
+      })
+    }
+  }
+  return h("div", { class: "table-wrap", tabindex: 0, role: "region", "aria-label": label ?? table.getAttribute("aria-label") ?? "Table" }, table)
+}
 
 /** A table of header names and rows; columns listed in `numeric` are right-aligned. */
 export const dataTable = (
@@ -120,7 +151,7 @@ export const rangeField = (id: string, range: string, onChange: (range: string) 
 
 let brandsCache: Promise<ReadonlyArray<Brand>> | null = null
 
-/** The account's brands, read once per screen (the calls of one screen share the answer). */
+/** The account's brands, read once per screen (the calls of one screen share the answer; `forgetBrands` after a change). */
 export const brands = (): Promise<ReadonlyArray<Brand>> => {
   brandsCache ??= get<{ brands: ReadonlyArray<Brand> }>("/api/v1/me/brands").then((result) => {
     if (!result.ok) {
@@ -148,8 +179,14 @@ export const brandTitle = (slug: string, heading: HTMLElement, title: (name: str
   return heading
 }
 
-export const pageHead = (heading: HTMLElement, subtitle?: string) =>
-  h("div", { class: "page-head" }, h("div", null, heading, subtitle ? h("p", { class: "muted" }, subtitle) : null))
+/** A page's heading (an element, so `brandTitle` can name it later), its subtitle and its actions. */
+export const pageHead = (heading: HTMLElement | string, subtitle?: string | null, ...actions: ReadonlyArray<Content>) =>
+  h(
+    "div",
+    { class: "page-head" },
+    h("div", null, typeof heading === "string" ? h("h1", null, heading) : heading, subtitle ? h("p", { class: "muted" }, subtitle) : null),
+    actions.some((a) => a) ? h("div", { class: "actions" }, ...actions) : null
+  )
 
 // ---------------------------------------------------------------------------
 // Paging of long lists (state: ?offset=n)
