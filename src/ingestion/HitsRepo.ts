@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Context, Deferred, Effect, Exit, Layer, Option, Schema } from "effect"
 import type { BrandKey } from "../brands/Brands.js"
+import { isRecord } from "../platform/Guards.js"
 import { rows, singleRow } from "../platform/Rows.js"
 import type { LogRequest } from "./Records.js"
 
@@ -69,8 +70,9 @@ export class UsageOverCap extends Schema.TaggedError<UsageOverCap>()("UsageOverC
 
 /** PostgreSQL's check_violation on monthly_usage's guard (migrations/0007). */
 const isCapViolation = (error: SqlError): boolean => {
-  const cause = error.cause as { code?: unknown; constraint?: unknown } | undefined
-  return cause?.code === "23514" && (cause.constraint === undefined || cause.constraint === "monthly_usage_within_cap")
+  const cause = error.cause
+  if (!isRecord(cause)) return false
+  return cause.code === "23514" && (cause.constraint === undefined || cause.constraint === "monthly_usage_within_cap")
 }
 
 export interface Stored {

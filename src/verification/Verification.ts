@@ -1,4 +1,4 @@
-import { Cause, Config, Context, Effect, Fiber, Layer, Schedule, Schema, Stream } from "effect"
+import { Cause, Config, Context, Deferred, Effect, FiberId, Layer, Schedule, Schema, Stream } from "effect"
 import { Classifier, ClassifierLive } from "../catalog/Classifier.js"
 import { Database, Listening } from "../platform/Sql.js"
 import { now } from "../platform/Time.js"
@@ -86,6 +86,10 @@ export interface VerificationConfigShape {
   /** Answers are cached this long, for at most cacheSize addresses. */
   readonly cacheTtlMs: number
   readonly cacheSize: number
+  /** An address whose check failed (not a "no such name" answer) or timed out is not checked again for this long. */
+  readonly negativeTtlMs: number
+  /** New addresses a delivery starts checks for, at most; the others wait for the background pass. */
+  readonly dnsPerDelivery: number
 }
 
 export class VerificationConfig extends Context.Tag("VerificationConfig")<VerificationConfig, VerificationConfigShape>() {}
@@ -97,7 +101,9 @@ export const VERIFICATION_DEFAULTS: VerificationConfigShape = {
   passEveryMs: 30_000,
   giveUpAfterMs: 86_400_000,
   cacheTtlMs: 6 * 3_600_000,
-  cacheSize: 50_000
+  cacheSize: 50_000,
+  negativeTtlMs: 300_000,
+  dnsPerDelivery: 16
 }
 
 export const VerificationConfigLive = Layer.effect(
@@ -120,8 +126,8 @@ export const VerificationConfigLive = Layer.effect(
 export const verificationConfigTest = (overrides: Partial<VerificationConfigShape> = {}) =>
   Layer.succeed(VerificationConfig, { ...VERIFICATION_DEFAULTS, ...overrides })
 
-/** Reverse-DNS checks started or waiting for a permit, at most (memory stays bounded when DNS is slow). */
-const MAX_IN_FLIGHT = 1_000
+/** Reverse-DNS checks running or queued, at most (memory and work stay bounded when DNS is slow). */
+const MAX_IN_FLIGHT = 256
 
 /** An address in one canonical text form, so a forward answer compares equal to the client IP. */
 const ipKey = (ip: Ip) => (ip.v === 4 ? `4:${ip.n}` : `6:${[...ip.w].join(".")}`)
@@ -206,10 +212,14 @@ export const VerificationLive = Layer.scoped(
 
     // Reverse DNS: confirmed names per address, bounded in size and age.
     const cache = new Map<string, { names: ReadonlyArray<string>; at: number }>()
-    const inFlight = new Set<string>()
+    // Negative cache: when an address's check last failed or timed out (it stays unanswered meanwhile).
+    const failedAt = new Map<string, number>()
+    // Checks running or queued, each with what its waiters await; `queue` holds those not started yet, in order.
+    const inFlight = new Map<string, Deferred.Deferred<void>>()
+    const queue = new Map<string, { raw: string; at: number }>()
+    let workers = 0
     // Addresses of pending hits the background pass could not answer yet, and when it first tried.
     const waitingSince = new Map<string, number>()
-    const permits = yield* Effect.makeSemaphore(config.dnsConcurrency)
 
     const cached = (key: string, at: number) => {
       const entry = cache.get(key)
@@ -221,33 +231,81 @@ export const VerificationLive = Layer.scoped(
       return entry.names
     }
 
-    /** Forward-confirmed names of `ip` into the cache; a transient failure or timeout caches nothing. */
-    const confirm = (raw: string, ip: Ip) => {
-      const key = ipKey(ip)
-      // Started or queued checks are bounded: past that, the hit waits for the background pass.
-      if (inFlight.has(key) || inFlight.size >= MAX_IN_FLIGHT) return Effect.void
-      inFlight.add(key)
-      return permits.withPermits(1)(
-        Effect.gen(function*() {
-          const names = yield* resolver.reverse(raw.trim()).pipe(
+    const remember = <V>(map: Map<string, V>, key: string, value: V) => {
+      map.delete(key)
+      if (map.size >= config.cacheSize) map.delete(map.keys().next().value!)
+      map.set(key, value)
+    }
+
+    /** Forward-confirmed names of `raw` into the cache; a transient failure or timeout goes to the negative cache. */
+    const lookUp = (raw: string, key: string, at: number) =>
+      Effect.gen(function*() {
+        const names = yield* resolver.reverse(raw.trim()).pipe(
+          Effect.catchTag("ResolveError", (e) => e.reason === "not_found" ? Effect.succeed([]) : Effect.fail(e))
+        )
+        const confirmed: Array<string> = []
+        for (const name of names.slice(0, 5)) {
+          const addresses = yield* resolver.forward(name).pipe(
             Effect.catchTag("ResolveError", (e) => e.reason === "not_found" ? Effect.succeed([]) : Effect.fail(e))
           )
-          const confirmed: Array<string> = []
-          for (const name of names.slice(0, 5)) {
-            const addresses = yield* resolver.forward(name).pipe(
-              Effect.catchTag("ResolveError", (e) => e.reason === "not_found" ? Effect.succeed([]) : Effect.fail(e))
-            )
-            if (addresses.some((a) => {
-              const p = parseIp(a)
-              return p !== null && ipKey(p) === key
-            })) confirmed.push(name.toLowerCase())
-          }
-          const at = (yield* now).getTime()
-          if (cache.size >= config.cacheSize) cache.delete(cache.keys().next().value!)
-          cache.set(key, { names: confirmed, at })
-        }).pipe(Effect.timeout(config.dnsTimeoutMs))
-      ).pipe(Effect.ignore, Effect.ensuring(Effect.sync(() => inFlight.delete(key))))
+          if (addresses.some((a) => {
+            const p = parseIp(a)
+            return p !== null && ipKey(p) === key
+          })) confirmed.push(name.toLowerCase())
+        }
+        failedAt.delete(key)
+        remember(cache, key, { names: confirmed, at: (yield* now).getTime() })
+      }).pipe(
+        Effect.timeout(config.dnsTimeoutMs),
+        Effect.catchAllCause(() => Effect.sync(() => remember(failedAt, key, at)))
+      )
+
+    // A fixed pool of at most dnsConcurrency workers drains the queue: one fiber per worker, not per address,
+    // and no semaphore whose every release wakes every waiter (that cost grew with the square of the backlog).
+    const worker: Effect.Effect<void> = Effect.suspend(() => {
+      const next = queue.entries().next()
+      if (next.done === true) {
+        workers--
+        return Effect.void
+      }
+      const [key, { raw, at }] = next.value
+      queue.delete(key)
+      return lookUp(raw, key, at).pipe(
+        Effect.ensuring(Effect.suspend(() => {
+          const done = inFlight.get(key)
+          inFlight.delete(key)
+          return done === undefined ? Effect.void : Deferred.succeed(done, undefined)
+        })),
+        Effect.zipRight(worker)
+      )
+    })
+
+    /**
+     * Queues a check of `ip` unless one is running or queued (its completion is returned), it failed
+     * within the negative TTL, or the backlog is full (undefined: the hit waits for a later pass).
+     */
+    const enqueue = (raw: string, ip: Ip, at: number): { done: Deferred.Deferred<void>; started: boolean } | undefined => {
+      const key = ipKey(ip)
+      const running = inFlight.get(key)
+      if (running !== undefined) return { done: running, started: false }
+      const failed = failedAt.get(key)
+      if (failed !== undefined && at - failed < config.negativeTtlMs) return undefined
+      if (inFlight.size >= MAX_IN_FLIGHT) return undefined
+      const done = Deferred.unsafeMake<void>(FiberId.none)
+      inFlight.set(key, done)
+      queue.set(key, { raw, at })
+      return { done, started: true }
     }
+
+    /** Starts workers for the queue, up to dnsConcurrency; they run on after the caller (daemons). */
+    const startWorkers = Effect.suspend(() => {
+      const n = Math.min(config.dnsConcurrency - workers, queue.size)
+      if (n <= 0) return Effect.void
+      workers += n
+      return Effect.forEach(Array.from({ length: n }), () => Effect.forkDaemon(worker), { discard: true })
+    })
+
+    const awaitAll = (done: ReadonlyArray<Deferred.Deferred<void>>) => Effect.forEach(done, Deferred.await, { discard: true })
 
     type Step = { readonly verdict: Verdict; readonly why: string } | { readonly dns: Ip; readonly raw: string }
 
@@ -313,22 +371,35 @@ export const VerificationLive = Layer.scoped(
         const at = (yield* now).getTime()
         const out: Array<VerifyOutcome> = new Array(hits.length)
         const waiting: Array<number> = []
-        const lookups = new Map<string, { raw: string; ip: Ip }>()
+        const seen = new Set<string>()
+        const awaited: Array<Deferred.Deferred<void>> = []
+        let started = 0
         for (let i = 0; i < hits.length; i++) {
           const step = decide(hits[i]!, at)
           if ("verdict" in step) out[i] = { verification: step.verdict, verifyPending: false }
           else {
             waiting.push(i)
             const key = ipKey(step.dns)
-            if (!lookups.has(key) && lookups.size < 64) lookups.set(key, { raw: step.raw, ip: step.dns })
+            if (seen.has(key)) continue
+            seen.add(key)
+            // Bounded per delivery: past dnsPerDelivery new addresses, the hits wait for the background pass.
+            const running = inFlight.get(key)
+            if (running !== undefined) awaited.push(running)
+            else if (started < config.dnsPerDelivery) {
+              const check = enqueue(step.raw, step.dns, at)
+              if (check !== undefined) {
+                awaited.push(check.done)
+                if (check.started) started++
+              }
+            }
           }
         }
         if (waiting.length === 0) return out
-        // The lookups go on after the wait (daemon), filling the cache for the background pass.
-        const fiber = yield* Effect.forkDaemon(
-          Effect.forEach(lookups.values(), (l) => confirm(l.raw, l.ip), { concurrency: "unbounded", discard: true })
-        )
-        if (config.dnsWaitMs > 0) yield* Fiber.await(fiber).pipe(Effect.timeout(config.dnsWaitMs), Effect.ignore)
+        // The checks go on after the wait (daemon workers), filling the cache for the background pass.
+        yield* startWorkers
+        if (config.dnsWaitMs > 0 && awaited.length > 0) {
+          yield* awaitAll(awaited).pipe(Effect.timeout(config.dnsWaitMs), Effect.ignore)
+        }
         for (const i of waiting) {
           const step = decide(hits[i]!, at)
           out[i] = "verdict" in step
@@ -343,7 +414,8 @@ export const VerificationLive = Layer.scoped(
         const at = (yield* now).getTime()
         let step = decide(input, at)
         if (!("verdict" in step)) {
-          yield* confirm(step.raw, step.dns)
+          // Waits as long as it takes: straight to the resolver, whatever the negative cache says.
+          yield* lookUp(step.raw, ipKey(step.dns), at)
           step = decide(input, at)
         }
         const methods = methodsOf(input.bot)
@@ -356,12 +428,15 @@ export const VerificationLive = Layer.scoped(
       const hits: ReadonlyArray<PendingHit> = yield* repo.pending(500)
       if (hits.length === 0) return 0
       const at = (yield* now).getTime()
-      const toLookUp = new Map<string, { raw: string; ip: Ip }>()
+      const awaited = new Map<string, Deferred.Deferred<void>>()
       for (const h of hits) {
         const ip = parseIp(h.clientIp)
-        if (ip !== null && cached(ipKey(ip), at) === undefined) toLookUp.set(ipKey(ip), { raw: h.clientIp, ip })
+        if (ip === null || awaited.has(ipKey(ip)) || cached(ipKey(ip), at) !== undefined) continue
+        const check = enqueue(h.clientIp, ip, at)
+        if (check !== undefined) awaited.set(ipKey(ip), check.done)
       }
-      yield* Effect.forEach(toLookUp.values(), (l) => confirm(l.raw, l.ip), { concurrency: "unbounded", discard: true })
+      yield* startWorkers
+      yield* awaitAll([...awaited.values()])
       const updates: Array<VerdictUpdate> = []
       const givenUp = new Set<string>()
       for (const h of hits) {

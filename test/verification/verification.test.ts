@@ -1,16 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { Effect } from "effect"
+import { ResolveError } from "../../src/verification/Resolver.js"
+import { RANGES_CHANNEL, VERIFICATION_DEFAULTS, Verification, type VerifyInput } from "../../src/verification/Verification.js"
 import { createHash, generateKeyPairSync, sign } from "node:crypto"
 import { Database } from "../../src/platform/Sql.js"
 import { VerificationRepo } from "../../src/verification/Repo.js"
 import { resolverFake } from "../../src/verification/Resolver.js"
 import { bundledSnapshot } from "../../src/verification/Snapshot.js"
-import { RANGES_CHANNEL } from "../../src/verification/Verification.js"
 import { rangesUpdate } from "../../src/verification/cli.js"
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bearer, databaseBackends, makeTestApp, type Backend, type TestApp } from "../helpers/app.js"
+import { bearer, databaseBackends, fixedClock, makeTestApp, type Backend, type TestApp } from "../helpers/app.js"
 import { postBatch, tenant, type Tenant, UA } from "../ingestion/fixtures.js"
 
 /**
@@ -379,3 +380,65 @@ for (const backend of databaseBackends()) {
     })
   })
 }
+
+describe("reverse DNS when the resolver fails: bounded per delivery, failures cached for a while", () => {
+  // Every PTR query fails (a DNS server that errors or is unreachable), counted per address.
+  const calls = new Map<string, number>()
+  let app: TestApp
+  beforeAll(async () => {
+    app = await makeTestApp("fake", {
+      resolver: {
+        reverse: (ip) =>
+          Effect.suspend(() => {
+            calls.set(ip, (calls.get(ip) ?? 0) + 1)
+            return Effect.fail(new ResolveError({ reason: "failed" }))
+          }),
+        forward: () => Effect.fail(new ResolveError({ reason: "failed" }))
+      },
+      verification: { dnsWaitMs: 50, dnsConcurrency: 4, passEveryMs: 3_600_000 }
+    })
+  }, 60_000)
+  afterAll(() => app.dispose())
+
+  const hit = (ip: string): VerifyInput => ({
+    bot: "YandexAdditional",
+    vendor: "Yandex",
+    clientIp: ip,
+    ts: NOW,
+    method: "GET",
+    host: "acme.example",
+    path: "/",
+    query: ""
+  })
+  const ips = Array.from({ length: 200 }, (_, i) => `10.9.${i >> 8}.${i & 255}`)
+  const verdicts = async (addresses: ReadonlyArray<string>, at: number) => {
+    const out = await app.runServices(
+      Effect.flatMap(Verification, (v) => v.verdicts(addresses.map(hit))).pipe(Effect.withClock(fixedClock(new Date(at))))
+    )
+    // The checks run on after the delivery's wait; let them finish before counting.
+    await Bun.sleep(100)
+    return out
+  }
+  const total = () => [...calls.values()].reduce((n, c) => n + c, 0)
+  const perDelivery = VERIFICATION_DEFAULTS.dnsPerDelivery
+
+  it("a delivery of many unresolvable addresses starts a bounded number of checks; failed ones wait out the negative TTL", async () => {
+    const first = await verdicts(ips, NOW)
+    expect(first.every((o) => o.verification === "unverified" && o.verifyPending)).toBe(true)
+    expect(total()).toBe(perDelivery)
+    const tried = [...calls.keys()]
+
+    // A minute later: the addresses that failed are not asked again; the delivery starts others, as many.
+    const second = await verdicts(ips, NOW + 60_000)
+    expect(second.every((o) => o.verification === "unverified" && o.verifyPending)).toBe(true)
+    expect(total()).toBe(2 * perDelivery)
+    expect([...calls.values()].every((n) => n === 1)).toBe(true)
+    await verdicts(tried, NOW + 120_000)
+    expect(total()).toBe(2 * perDelivery)
+
+    // Past the negative TTL they are asked again.
+    await verdicts(tried, NOW + VERIFICATION_DEFAULTS.negativeTtlMs + 1)
+    expect(total()).toBe(3 * perDelivery)
+    expect(tried.every((ip) => calls.get(ip) === 2)).toBe(true)
+  })
+})
