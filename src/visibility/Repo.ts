@@ -349,6 +349,29 @@ export const VisibilityRepoLive = Layer.effect(
       ])
 
     /**
+     * The sums of EntityPeriodTotals and of PopulationTotals over daily rollup rows aliased `r`: the period from
+     * p.from on, and the previous one before it. One list for every rollup the totals are read from.
+     */
+    const entityPeriodSums = (p: Period) => sql`
+                 coalesce(sum(r.mentions) filter (where r.day >= ${p.from}::date), 0)::int as mentions,
+                 coalesce(sum(r.mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevMentions",
+                 coalesce(sum(r.co_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "coMentions",
+                 coalesce(sum(r.co_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevCoMentions",
+                 coalesce(sum(r.rank_sum) filter (where r.day >= ${p.from}::date), 0)::int as "rankSum",
+                 coalesce(sum(r.positive) filter (where r.day >= ${p.from}::date), 0)::int as positive,
+                 coalesce(sum(r.neutral) filter (where r.day >= ${p.from}::date), 0)::int as neutral,
+                 coalesce(sum(r.negative) filter (where r.day >= ${p.from}::date), 0)::int as negative`
+    const populationSums = (p: Period) => sql`
+                 coalesce(sum(r.responses) filter (where r.day >= ${p.from}::date), 0)::int as responses,
+                 coalesce(sum(r.responses) filter (where r.day < ${p.from}::date), 0)::int as "prevResponses",
+                 coalesce(sum(r.entity_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentions",
+                 coalesce(sum(r.entity_mentions_sq) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentionsSq",
+                 coalesce(sum(r.entity_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentions",
+                 coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
+                 coalesce(sum(r.entity_observations) filter (where r.day >= ${p.from}::date), 0)::int as "entityObservations",
+                 coalesce(sum(r.entity_observations) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityObservations"`
+
+    /**
      * topicEntityTotals with an engine or region: the prompt rollups per engine and region (migrations/0025).
      * They hold no language: a scope with a language is not asked of them (the ranking passes none).
      */
@@ -363,27 +386,12 @@ export const VisibilityRepoLive = Layer.effect(
       ])
       return Effect.all({
         entities: sql`
-          select r.entity_id as "entityId",
-                 coalesce(sum(r.mentions) filter (where r.day >= ${p.from}::date), 0)::int as mentions,
-                 coalesce(sum(r.mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevMentions",
-                 coalesce(sum(r.co_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "coMentions",
-                 coalesce(sum(r.co_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevCoMentions",
-                 coalesce(sum(r.rank_sum) filter (where r.day >= ${p.from}::date), 0)::int as "rankSum",
-                 coalesce(sum(r.positive) filter (where r.day >= ${p.from}::date), 0)::int as positive,
-                 coalesce(sum(r.neutral) filter (where r.day >= ${p.from}::date), 0)::int as neutral,
-                 coalesce(sum(r.negative) filter (where r.day >= ${p.from}::date), 0)::int as negative
+          select r.entity_id as "entityId", ${entityPeriodSums(p)}
           from prompt_entity_scope_daily r
           where ${where}
           group by r.entity_id`.pipe(rows(EntityPeriodTotals)),
         population: sql`
-          select coalesce(sum(r.responses) filter (where r.day >= ${p.from}::date), 0)::int as responses,
-                 coalesce(sum(r.responses) filter (where r.day < ${p.from}::date), 0)::int as "prevResponses",
-                 coalesce(sum(r.entity_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentions",
-                 coalesce(sum(r.entity_mentions_sq) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentionsSq",
-                 coalesce(sum(r.entity_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentions",
-                 coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
-                 coalesce(sum(r.entity_observations) filter (where r.day >= ${p.from}::date), 0)::int as "entityObservations",
-                 coalesce(sum(r.entity_observations) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityObservations"
+          select ${populationSums(p)}
           from prompt_scope_daily r
           where ${where}`.pipe(firstRow(PopulationTotals))
       }, { concurrency: "unbounded" }).pipe(
@@ -530,29 +538,14 @@ export const VisibilityRepoLive = Layer.effect(
       entityTotals: (accountId, brandId, p, scope) =>
         Effect.all({
           entities: sql`
-            select entity_id as "entityId",
-                   coalesce(sum(mentions) filter (where day >= ${p.from}::date), 0)::int as mentions,
-                   coalesce(sum(mentions) filter (where day < ${p.from}::date), 0)::int as "prevMentions",
-                   coalesce(sum(co_mentions) filter (where day >= ${p.from}::date), 0)::int as "coMentions",
-                   coalesce(sum(co_mentions) filter (where day < ${p.from}::date), 0)::int as "prevCoMentions",
-                   coalesce(sum(rank_sum) filter (where day >= ${p.from}::date), 0)::int as "rankSum",
-                   coalesce(sum(positive) filter (where day >= ${p.from}::date), 0)::int as positive,
-                   coalesce(sum(neutral) filter (where day >= ${p.from}::date), 0)::int as neutral,
-                   coalesce(sum(negative) filter (where day >= ${p.from}::date), 0)::int as negative
-            from mention_daily
+            select r.entity_id as "entityId", ${entityPeriodSums(p)}
+            from mention_daily r
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${p.prevFrom}::date and ${p.to}::date
               and ${scoped(scope)}
             group by entity_id`.pipe(rows(EntityPeriodTotals)),
           population: sql`
-            select coalesce(sum(responses) filter (where day >= ${p.from}::date), 0)::int as responses,
-                   coalesce(sum(responses) filter (where day < ${p.from}::date), 0)::int as "prevResponses",
-                   coalesce(sum(entity_mentions) filter (where day >= ${p.from}::date), 0)::int as "entityMentions",
-                   coalesce(sum(entity_mentions_sq) filter (where day >= ${p.from}::date), 0)::int as "entityMentionsSq",
-                   coalesce(sum(entity_mentions) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentions",
-                   coalesce(sum(entity_mentions_sq) filter (where day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
-                   coalesce(sum(entity_observations) filter (where day >= ${p.from}::date), 0)::int as "entityObservations",
-                   coalesce(sum(entity_observations) filter (where day < ${p.from}::date), 0)::int as "prevEntityObservations"
-            from observation_daily
+            select ${populationSums(p)}
+            from observation_daily r
             where account_id = ${accountId} and brand_id = ${brandId} and day between ${p.prevFrom}::date and ${p.to}::date
               and ${scoped(scope)}`.pipe(firstRow(PopulationTotals))
         }, { concurrency: "unbounded" }).pipe(
@@ -565,28 +558,13 @@ export const VisibilityRepoLive = Layer.effect(
           ? scopedTopicTotals(accountId, brandId, p, topic, scope)
           : Effect.all({
           entities: sql`
-            select r.entity_id as "entityId",
-                   coalesce(sum(r.mentions) filter (where r.day >= ${p.from}::date), 0)::int as mentions,
-                   coalesce(sum(r.mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevMentions",
-                   coalesce(sum(r.co_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "coMentions",
-                   coalesce(sum(r.co_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevCoMentions",
-                   coalesce(sum(r.rank_sum) filter (where r.day >= ${p.from}::date), 0)::int as "rankSum",
-                   coalesce(sum(r.positive) filter (where r.day >= ${p.from}::date), 0)::int as positive,
-                   coalesce(sum(r.neutral) filter (where r.day >= ${p.from}::date), 0)::int as neutral,
-                   coalesce(sum(r.negative) filter (where r.day >= ${p.from}::date), 0)::int as negative
+            select r.entity_id as "entityId", ${entityPeriodSums(p)}
             from prompt_entity_daily r
             join prompts p on p.id = r.prompt_id and p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic}
             where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day between ${p.prevFrom}::date and ${p.to}::date
             group by r.entity_id`.pipe(rows(EntityPeriodTotals)),
           population: sql`
-            select coalesce(sum(r.responses) filter (where r.day >= ${p.from}::date), 0)::int as responses,
-                   coalesce(sum(r.responses) filter (where r.day < ${p.from}::date), 0)::int as "prevResponses",
-                   coalesce(sum(r.entity_mentions) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentions",
-                   coalesce(sum(r.entity_mentions_sq) filter (where r.day >= ${p.from}::date), 0)::int as "entityMentionsSq",
-                   coalesce(sum(r.entity_mentions) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentions",
-                   coalesce(sum(r.entity_mentions_sq) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityMentionsSq",
-                   coalesce(sum(r.entity_observations) filter (where r.day >= ${p.from}::date), 0)::int as "entityObservations",
-                   coalesce(sum(r.entity_observations) filter (where r.day < ${p.from}::date), 0)::int as "prevEntityObservations"
+            select ${populationSums(p)}
             from prompt_daily r
             join prompts p on p.id = r.prompt_id and p.account_id = ${accountId} and p.brand_id = ${brandId} and p.topic = ${topic}
             where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day between ${p.prevFrom}::date and ${p.to}::date`.pipe(firstRow(PopulationTotals))
