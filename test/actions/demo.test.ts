@@ -1,15 +1,7 @@
-import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
-import { Effect, Layer, ManagedRuntime, Option } from "effect"
-import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
-import { agentsConfigTest } from "../../src/agents/Config.js"
-import { DEMO_BRANDS, runDemo } from "../../src/app/Demo.js"
-import { makeServices, type Repositories } from "../../src/app/Layers.js"
-import { ingestionConfigTest } from "../../src/ingestion/Config.js"
-import { appConfigTest } from "../../src/platform/Config.js"
-import type { Database } from "../../src/platform/Sql.js"
-import { visibilityConfigTest } from "../../src/visibility/Visibility.js"
+import { DEMO_BRANDS } from "../../src/app/Demo.js"
 import { bearer, json, makeTestApp, type TestApp } from "../helpers/app.js"
+import { seedDemo } from "../helpers/demo.js"
 
 /**
  * The demo workspace shows every kind of action (docs/actions.md): its data is made so (a removed page,
@@ -20,21 +12,7 @@ describe("the demo workspace's actions (pglite)", () => {
   let key: string
   beforeAll(async () => {
     app = await makeTestApp("pglite")
-    const context = await app.run(Effect.context<Repositories | Database>())
-    const sql = Option.getOrThrow(await app.run(Effect.serviceOption(SqlClient.SqlClient)))
-    const services = makeServices({
-      repositories: Layer.succeedContext(context),
-      passwords: PasswordHasherCheap,
-      ingestionConfig: ingestionConfigTest(),
-      visibilityConfig: visibilityConfigTest(),
-      agentsConfig: agentsConfigTest()
-    }).pipe(Layer.provideMerge(Layer.succeedContext(context).pipe(Layer.merge(Layer.succeed(SqlClient.SqlClient, sql)))), Layer.provideMerge(appConfigTest()))
-    const runtime = ManagedRuntime.make(Layer.orDie(services))
-    try {
-      key = (await runtime.runPromise(runDemo({ days: 7, engines: ["chatgpt", "perplexity"], promptsPerBrand: 6 }))).apiKey
-    } finally {
-      await runtime.dispose()
-    }
+    key = await seedDemo(app, { days: 7, engines: ["chatgpt", "perplexity"], promptsPerBrand: 6 })
   }, 300_000)
   afterAll(() => app.dispose())
 

@@ -1,17 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
-import { Effect, Layer, ManagedRuntime, Option } from "effect"
-import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
-import { agentsConfigTest } from "../../src/agents/Config.js"
-import { DEMO_BRANDS, runDemo } from "../../src/app/Demo.js"
-import { makeServices, type Repositories } from "../../src/app/Layers.js"
-import { ingestionConfigTest } from "../../src/ingestion/Config.js"
-import { appConfigTest } from "../../src/platform/Config.js"
-import type { Database } from "../../src/platform/Sql.js"
+import { DEMO_BRANDS } from "../../src/app/Demo.js"
 import { makeCidrSet, parseCidr, parseIp } from "../../src/verification/Cidr.js"
 import { bundledSnapshot, indexSnapshot } from "../../src/verification/Snapshot.js"
-import { visibilityConfigTest } from "../../src/visibility/Visibility.js"
 import { bearer, databaseBackends, makeTestApp, type TestApp } from "../helpers/app.js"
+import { seedDemo } from "../helpers/demo.js"
 import { query } from "../ingestion/fixtures.js"
 
 /**
@@ -26,21 +18,7 @@ for (const backend of databaseBackends()) {
     const slug = DEMO_BRANDS[0]!.slug
     beforeAll(async () => {
       app = await makeTestApp(backend)
-      const context = await app.run(Effect.context<Repositories | Database>())
-      const sql = Option.getOrThrow(await app.run(Effect.serviceOption(SqlClient.SqlClient)))
-      const services = makeServices({
-        repositories: Layer.succeedContext(context),
-        passwords: PasswordHasherCheap,
-        ingestionConfig: ingestionConfigTest(),
-        visibilityConfig: visibilityConfigTest(),
-        agentsConfig: agentsConfigTest()
-      }).pipe(Layer.provideMerge(Layer.succeedContext(context).pipe(Layer.merge(Layer.succeed(SqlClient.SqlClient, sql)))), Layer.provideMerge(appConfigTest()))
-      const runtime = ManagedRuntime.make(Layer.orDie(services))
-      try {
-        key = (await runtime.runPromise(runDemo({ days: 7, engines: ["chatgpt"], promptsPerBrand: 2 }))).apiKey
-      } finally {
-        await runtime.dispose()
-      }
+      key = await seedDemo(app, { days: 7, engines: ["chatgpt"], promptsPerBrand: 2 })
     }, 300_000)
     afterAll(() => app.dispose())
 

@@ -1,20 +1,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { McpError } from "@modelcontextprotocol/sdk/types.js"
-import { SqlClient } from "@effect/sql"
 import Ajv from "ajv"
 import addFormats from "ajv-formats"
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
-import { Effect, Layer, ManagedRuntime, Option } from "effect"
-import { agentsConfigTest } from "../../src/agents/Config.js"
-import { PasswordHasherCheap } from "../../src/accounts/Passwords.js"
-import { ingestionConfigTest } from "../../src/ingestion/Config.js"
-import { makeServices, type Repositories } from "../../src/app/Layers.js"
-import { appConfigTest } from "../../src/platform/Config.js"
-import type { Database } from "../../src/platform/Sql.js"
-import { DEMO_BRANDS, runDemo } from "../../src/app/Demo.js"
-import { visibilityConfigTest } from "../../src/visibility/Visibility.js"
+import { DEMO_BRANDS } from "../../src/app/Demo.js"
 import { bearer, databaseBackends, makeTestApp, type TestApp } from "../helpers/app.js"
+import { seedDemo } from "../helpers/demo.js"
 
 /**
  * The MCP server as an AI assistant meets it, through the official SDK client on the demo workspace:
@@ -25,27 +17,9 @@ import { bearer, databaseBackends, makeTestApp, type TestApp } from "../helpers/
 type Tool = Awaited<ReturnType<Client["listTools"]>>["tools"][number]
 type JsonSchema = Record<string, unknown>
 
-/** Runs the demo workspace (smaller) on the app's own database; returns the printed API key. */
-const seedDemo = async (app: TestApp): Promise<string> => {
-  const context = await app.run(Effect.context<Repositories | Database>())
-  const sql = Option.getOrThrow(await app.run(Effect.serviceOption(SqlClient.SqlClient)))
-  const base = Layer.succeedContext(context).pipe(Layer.merge(Layer.succeed(SqlClient.SqlClient, sql)))
-  const services = makeServices({
-    repositories: Layer.succeedContext(context),
-    passwords: PasswordHasherCheap,
-    ingestionConfig: ingestionConfigTest(),
-    visibilityConfig: visibilityConfigTest(),
-    agentsConfig: agentsConfigTest()
-  }).pipe(Layer.provideMerge(base), Layer.provideMerge(appConfigTest()))
-  const runtime = ManagedRuntime.make(Layer.orDie(services))
-  try {
-    // A month: the default 30-day window of snapshots is full, as on a workspace in use (their answer's size is tested).
-    const report = await runtime.runPromise(runDemo({ days: 31, promptsPerBrand: 5 }))
-    return report.apiKey
-  } finally {
-    await runtime.dispose()
-  }
-}
+/** The demo workspace (smaller) on the app's own database; a month: the default 30-day window of snapshots is full,
+ * as on a workspace in use (their answer's size is tested). */
+const DEMO = { days: 31, promptsPerBrand: 5 }
 
 const text = (result: unknown) => {
   const content = (result as { content: Array<{ type: string; text: string }> }).content
@@ -89,7 +63,7 @@ for (const backend of databaseBackends()) {
 
     beforeAll(async () => {
       app = await makeTestApp(backend)
-      key = await seedDemo(app)
+      key = await seedDemo(app, DEMO)
       client = await connect()
       tools = (await client.listTools()).tools
     }, 180_000)
