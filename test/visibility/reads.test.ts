@@ -278,15 +278,12 @@ for (const backend of databaseBackends()) {
       return body
     }
 
-    it("the write-time rollups equal a recomputation from the raw rows", async () => {
-      const tables: Array<[string, string, string]> = [
-        ["prompt_daily", "brand_id, day, prompt_id, responses", "brand_id, day, prompt_id"],
-        ["prompt_entity_daily", "brand_id, entity_id, day, prompt_id, engines, mentions, rank_sum, with_brand, positive, neutral, negative", "brand_id, entity_id, day, prompt_id"],
-        ["domain_daily", "brand_id, day, region, domain, bucket, citations, competitor_observations, brand_observations", "brand_id, day, region, domain"],
-        ["domain_entity_daily", "brand_id, entity_id, day, region, domain, bucket, citations, observations", "brand_id, entity_id, day, region, domain"]
-      ]
-      // The backfill statements of migrations/0004, into fresh temp tables.
-      const migration = await Bun.file(new URL("../../migrations/0004_visibility_reads.sql", import.meta.url)).text()
+    /**
+     * The backfill statements of a migration, run into fresh temp tables, give the rows the write-time rollups hold:
+     * each [table, columns, order] compared in that order.
+     */
+    const expectBackfillEqualsLive = async (file: string, tables: ReadonlyArray<[string, string, string]>) => {
+      const migration = await Bun.file(new URL(`../../migrations/${file}`, import.meta.url)).text()
       const backfill = migration.slice(migration.indexOf("-- Backfill"))
       for (const [table] of tables) await app.run(sqlOf(`create temp table ${table}_check (like ${table} including defaults)`))
       await app.run(sqlOf(backfill.replace(/insert into (\w+) /g, "insert into $1_check ")))
@@ -297,6 +294,16 @@ for (const backend of databaseBackends()) {
         expect(JSON.stringify(live)).toBe(JSON.stringify(rebuilt))
         await app.run(sqlOf(`drop table ${table}_check`))
       }
+    }
+
+    it("the write-time rollups equal a recomputation from the raw rows", async () => {
+      const tables: Array<[string, string, string]> = [
+        ["prompt_daily", "brand_id, day, prompt_id, responses", "brand_id, day, prompt_id"],
+        ["prompt_entity_daily", "brand_id, entity_id, day, prompt_id, engines, mentions, rank_sum, with_brand, positive, neutral, negative", "brand_id, entity_id, day, prompt_id"],
+        ["domain_daily", "brand_id, day, region, domain, bucket, citations, competitor_observations, brand_observations", "brand_id, day, region, domain"],
+        ["domain_entity_daily", "brand_id, entity_id, day, region, domain, bucket, citations, observations", "brand_id, entity_id, day, region, domain"]
+      ]
+      await expectBackfillEqualsLive("0004_visibility_reads.sql", tables)
     })
 
     describe("GET /brands/{slug}/snapshots", () => {
@@ -861,17 +868,7 @@ for (const backend of databaseBackends()) {
             "brand_id, day, prompt_id, engine, region, entity_id"
           ]
         ]
-        const migration = await Bun.file(new URL("../../migrations/0025_prompt_domain_rollups.sql", import.meta.url)).text()
-        const backfill = migration.slice(migration.indexOf("-- Backfill"))
-        for (const [table] of tables) await app.run(sqlOf(`create temp table ${table}_check (like ${table} including defaults)`))
-        await app.run(sqlOf(backfill.replace(/insert into (\w+) /g, "insert into $1_check ")))
-        for (const [table, columns, order] of tables) {
-          const live = await app.run(sqlOf(`select ${columns} from ${table} order by ${order}`))
-          const rebuilt = await app.run(sqlOf(`select ${columns} from ${table}_check order by ${order}`))
-          expect(live.length).toBeGreaterThan(0)
-          expect(JSON.stringify(live)).toBe(JSON.stringify(rebuilt))
-          await app.run(sqlOf(`drop table ${table}_check`))
-        }
+        await expectBackfillEqualsLive("0025_prompt_domain_rollups.sql", tables)
       })
 
       it("the topic gap from the prompt rollups equals the computation from the raw rows", async () => {
