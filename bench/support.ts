@@ -105,6 +105,15 @@ export const seedAccount = async (base: string, databaseUrl: string, brands: num
   return { key, sites, cookie }
 }
 
+/** One line of an NDJSON drain delivery: a GET of acme.example from the Lambda source. */
+const drainLine = (id: string, at: number, path: string, userAgent: string, statusCode: number, clientIp: string) =>
+  JSON.stringify({
+    id,
+    source: "lambda",
+    timestamp: at,
+    proxy: { timestamp: at, method: "GET", host: "acme.example", path, userAgent: [userAgent], statusCode, clientIp }
+  })
+
 /**
  * NDJSON drain delivery: `hits` GPTBot requests with unique ids, plus `humans` browser ones.
  * Paths are `/<tag>/<i>` (every one new: easy to check one by one) unless `pathOf` picks them.
@@ -112,20 +121,7 @@ export const seedAccount = async (base: string, databaseUrl: string, brands: num
 export const drainBody = (tag: string, hits: number, humans = 0, at = Date.now(), pathOf?: (i: number) => string) => {
   const lines: Array<string> = []
   for (let i = 0; i < hits + humans; i++) {
-    lines.push(JSON.stringify({
-      id: `${tag}-${i}`,
-      source: "lambda",
-      timestamp: at,
-      proxy: {
-        timestamp: at,
-        method: "GET",
-        host: "acme.example",
-        path: pathOf === undefined ? `/${tag}/${i}` : pathOf(i),
-        userAgent: [i < hits ? GPTBOT : CHROME],
-        statusCode: 200,
-        clientIp: "198.51.100.7"
-      }
-    }))
+    lines.push(drainLine(`${tag}-${i}`, at, pathOf === undefined ? `/${tag}/${i}` : pathOf(i), i < hits ? GPTBOT : CHROME, 200, "198.51.100.7"))
   }
   return lines.join("\n")
 }
@@ -333,20 +329,10 @@ export const heavyDeliveries = async (seed = 1, pages = 2_000) => {
     const lines: Array<string> = []
     for (let i = 0; i < records; i++) {
       const c = i < crawlers ? Math.floor(rand() * HEAVY_CRAWLERS.length) : -1
-      lines.push(JSON.stringify({
-        id: `${tag}-${i}`,
-        source: "lambda",
-        timestamp: at,
-        proxy: {
-          timestamp: at,
-          method: "GET",
-          host: "acme.example",
-          path: `/docs/page-${page()}`,
-          userAgent: [c >= 0 ? HEAVY_CRAWLERS[c]!.ua : CHROME],
-          statusCode: rand() < 0.05 ? 404 : 200,
-          clientIp: c >= 0 ? inRange(c) : anyIpv4(rand)
-        }
-      }))
+      // Drawn in this order (page, status, address): the same seed, the same deliveries.
+      const path = `/docs/page-${page()}`
+      const statusCode = rand() < 0.05 ? 404 : 200
+      lines.push(drainLine(`${tag}-${i}`, at, path, c >= 0 ? HEAVY_CRAWLERS[c]!.ua : CHROME, statusCode, c >= 0 ? inRange(c) : anyIpv4(rand)))
     }
     return lines.join("\n")
   }
