@@ -6,6 +6,7 @@
 import { spawn, type Subprocess } from "bun"
 import { readdirSync } from "node:fs"
 import postgres from "postgres"
+import { mulberry32 } from "../src/platform/Random.js"
 
 export const GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
 export const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"
@@ -251,17 +252,8 @@ export const pinBackends = async (sql: postgres.Sql, name: string, core: number)
 // addresses either spread over the whole IPv4 space or inside the operators' published prefixes.
 // ---------------------------------------------------------------------------
 
-/** A seeded generator of uniform numbers in [0, 1) (mulberry32): the same seed, the same deliveries. */
-export const seeded = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** A seeded generator of uniform numbers in [0, 1) (mulberry32, as the demo's): the same seed, the same deliveries. */
+export const seeded = mulberry32
 
 /** Ranks 0..n-1 drawn with probability proportional to 1 / (rank + 1) (Zipf, s = 1). */
 export const zipf = (n: number, rand: () => number) => {

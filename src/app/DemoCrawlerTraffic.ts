@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { findAgent } from "../catalog/Classifier.js"
 import { DAY_MS, startOfDayMs } from "../platform/Days.js"
+import { mulberry32 } from "../platform/Random.js"
 import { HitsRepo, type HitRow, type ReferralRow } from "../ingestion/HitsRepo.js"
 import { Verification } from "../verification/Verification.js"
 
@@ -112,17 +113,8 @@ const pathsOf = (slug: string): ReadonlyArray<string> => {
   ]
 }
 
-/** mulberry32 */
-const prng = (seed: string) => {
-  let a = [...seed].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 2654435761) >>> 0, 1779033703)
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+/** mulberry32 seeded by a string's hash. */
+const prng = (seed: string) => mulberry32([...seed].reduce((h, c) => Math.imul(h ^ c.charCodeAt(0), 2654435761) >>> 0, 1779033703))
 
 const weighted = <A>(random: () => number, items: ReadonlyArray<readonly [A, number]>): A => {
   const total = items.reduce((n, [, w]) => n + w, 0)
