@@ -424,63 +424,83 @@ export const ObservationsRepoLive = Layer.effect(
         }
       })
 
+    type Column<A> = readonly [name: string, type: string, value: (row: A) => string | number | null]
+
+    /** The key columns a rollup row takes from its observation: account, brand and day, and the given ones. */
+    const ofObservation = <A extends { readonly o: StoredObservation; readonly day: string }>(
+      ...more: ReadonlyArray<"engine" | "region" | "language" | "prompt_id">
+    ): Array<Column<A>> => [
+      ["account_id", "bigint", (d) => d.o.accountId],
+      ["brand_id", "int", (d) => d.o.brandId],
+      ["day", "date", (d) => d.day],
+      ...more.map((name): Column<A> =>
+        name === "prompt_id" ? [name, "uuid", (d) => d.o.promptId] : [name, "text", (d) => d.o[name]]
+      )
+    ]
+
+    /**
+     * Adds rows to a daily rollup in one statement, the columns as unnest arrays: a row whose key is already there
+     * sums the `sum` columns into it, ors the `or` bit sets and keeps its `kept` columns.
+     */
+    const addToRollup = <A>(
+      rows: ReadonlyArray<A>,
+      table: string,
+      columns: {
+        readonly key: ReadonlyArray<Column<A>>
+        readonly kept?: ReadonlyArray<Column<A>>
+        readonly or?: ReadonlyArray<Column<A>>
+        readonly sum: ReadonlyArray<Column<A>>
+      }
+    ) => {
+      if (rows.length === 0) return Effect.void
+      const or = columns.or ?? []
+      const all = [...columns.key, ...(columns.kept ?? []), ...or, ...columns.sum]
+      const set = [
+        ...or.map(([c]) => `${c} = ${table}.${c} | excluded.${c}`),
+        ...columns.sum.map(([c]) => `${c} = ${table}.${c} + excluded.${c}`)
+      ]
+      return sql`
+        insert into ${sql.literal(table)} (${sql.literal(all.map(([name]) => name).join(", "))})
+        select * from unnest(${sql.csv(all.map(([, type, value]) => sql`${rows.map(value)}::${sql.literal(type)}[]`))})
+        on conflict (${sql.literal(columns.key.map(([name]) => name).join(", "))}) do update set ${sql.literal(set.join(", "))}`.pipe(
+          Effect.asVoid
+        )
+    }
+
     const addRollups = (rows: ReadonlyArray<StoredObservation>) =>
       Effect.gen(function*() {
         const { daily, domains, entity } = rollups(rows)
-        if (daily.length > 0) {
-          yield* sql`
-            insert into observation_daily (account_id, brand_id, day, engine, region, language, responses, brand_mentions, brand_cited, citations,
-                                           entity_mentions, entity_mentions_sq, entity_observations)
-            select * from unnest(${daily.map((d) => d.o.accountId)}::bigint[], ${daily.map((d) => d.o.brandId)}::int[],
-                                 ${daily.map((d) => d.day)}::date[], ${daily.map((d) => d.o.engine)}::text[],
-                                 ${daily.map((d) => d.o.region)}::text[], ${daily.map((d) => d.o.language)}::text[],
-                                 ${daily.map((d) => d.responses)}::int[], ${daily.map((d) => d.mentions)}::int[],
-                                 ${daily.map((d) => d.cited)}::int[], ${daily.map((d) => d.citations)}::int[],
-                                 ${daily.map((d) => d.entityMentions)}::int[], ${daily.map((d) => d.entityMentionsSq)}::int[],
-                                 ${daily.map((d) => d.entityObservations)}::int[])
-            on conflict (account_id, brand_id, day, engine, region, language) do update set
-              responses = observation_daily.responses + excluded.responses,
-              entity_mentions = observation_daily.entity_mentions + excluded.entity_mentions,
-              entity_mentions_sq = observation_daily.entity_mentions_sq + excluded.entity_mentions_sq,
-              entity_observations = observation_daily.entity_observations + excluded.entity_observations,
-              brand_mentions = observation_daily.brand_mentions + excluded.brand_mentions,
-              brand_cited = observation_daily.brand_cited + excluded.brand_cited,
-              citations = observation_daily.citations + excluded.citations`
-        }
-        if (entity.length > 0) {
-          yield* sql`
-            insert into mention_daily (account_id, brand_id, day, engine, region, language, entity_id, mentions, rank_sum, top1, top3,
-                                       sentiment_sum, positive, neutral, negative, co_mentions)
-            select * from unnest(${entity.map((d) => d.o.accountId)}::bigint[], ${entity.map((d) => d.o.brandId)}::int[],
-                                 ${entity.map((d) => d.day)}::date[], ${entity.map((d) => d.o.engine)}::text[],
-                                 ${entity.map((d) => d.o.region)}::text[], ${entity.map((d) => d.o.language)}::text[],
-                                 ${entity.map((d) => d.entityId)}::int[], ${entity.map((d) => d.mentions)}::int[],
-                                 ${entity.map((d) => d.rankSum)}::int[], ${entity.map((d) => d.top1)}::int[],
-                                 ${entity.map((d) => d.top3)}::int[], ${entity.map((d) => d.sentimentSum)}::float8[],
-                                 ${entity.map((d) => d.positive)}::int[], ${entity.map((d) => d.neutral)}::int[],
-                                 ${entity.map((d) => d.negative)}::int[], ${entity.map((d) => d.coMentions)}::int[])
-            on conflict (account_id, brand_id, day, engine, region, language, entity_id) do update set
-              mentions = mention_daily.mentions + excluded.mentions,
-              co_mentions = mention_daily.co_mentions + excluded.co_mentions,
-              rank_sum = mention_daily.rank_sum + excluded.rank_sum,
-              top1 = mention_daily.top1 + excluded.top1,
-              top3 = mention_daily.top3 + excluded.top3,
-              sentiment_sum = mention_daily.sentiment_sum + excluded.sentiment_sum,
-              positive = mention_daily.positive + excluded.positive,
-              neutral = mention_daily.neutral + excluded.neutral,
-              negative = mention_daily.negative + excluded.negative`
-        }
-        if (domains.length > 0) {
-          yield* sql`
-            insert into citation_daily (account_id, brand_id, day, engine, region, language, domain, bucket, citations)
-            select * from unnest(${domains.map((d) => d.o.accountId)}::bigint[], ${domains.map((d) => d.o.brandId)}::int[],
-                                 ${domains.map((d) => d.day)}::date[], ${domains.map((d) => d.o.engine)}::text[],
-                                 ${domains.map((d) => d.o.region)}::text[], ${domains.map((d) => d.o.language)}::text[],
-                                 ${domains.map((d) => d.domain)}::text[], ${domains.map((d) => d.bucket)}::text[],
-                                 ${domains.map((d) => d.citations)}::int[])
-            on conflict (account_id, brand_id, day, engine, region, language, domain) do update set
-              citations = citation_daily.citations + excluded.citations`
-        }
+        yield* addToRollup(daily, "observation_daily", {
+          key: ofObservation("engine", "region", "language"),
+          sum: [
+            ["responses", "int", (d) => d.responses],
+            ["entity_mentions", "int", (d) => d.entityMentions],
+            ["entity_mentions_sq", "int", (d) => d.entityMentionsSq],
+            ["entity_observations", "int", (d) => d.entityObservations],
+            ["brand_mentions", "int", (d) => d.mentions],
+            ["brand_cited", "int", (d) => d.cited],
+            ["citations", "int", (d) => d.citations]
+          ]
+        })
+        yield* addToRollup(entity, "mention_daily", {
+          key: [...ofObservation("engine", "region", "language"), ["entity_id", "int", (d) => d.entityId]],
+          sum: [
+            ["mentions", "int", (d) => d.mentions],
+            ["co_mentions", "int", (d) => d.coMentions],
+            ["rank_sum", "int", (d) => d.rankSum],
+            ["top1", "int", (d) => d.top1],
+            ["top3", "int", (d) => d.top3],
+            ["sentiment_sum", "float8", (d) => d.sentimentSum],
+            ["positive", "int", (d) => d.positive],
+            ["neutral", "int", (d) => d.neutral],
+            ["negative", "int", (d) => d.negative]
+          ]
+        })
+        yield* addToRollup(domains, "citation_daily", {
+          key: [...ofObservation("engine", "region", "language"), ["domain", "text", (d) => d.domain]],
+          kept: [["bucket", "text", (d) => d.bucket]],
+          sum: [["citations", "int", (d) => d.citations]]
+        })
         yield* addReadRollups(rows)
       })
 
@@ -488,122 +508,77 @@ export const ObservationsRepoLive = Layer.effect(
     const addReadRollups = (rows: ReadonlyArray<StoredObservation>) =>
       Effect.gen(function*() {
         const { domain, domainEntity, prompt, promptDomain, promptDomainEntity, promptEntity, promptEntityScope, promptScope } = readRollups(rows)
-        if (prompt.length > 0) {
-          yield* sql`
-            insert into prompt_daily (account_id, brand_id, day, prompt_id, responses, entity_mentions, entity_mentions_sq, entity_observations)
-            select * from unnest(${prompt.map((d) => d.o.accountId)}::bigint[], ${prompt.map((d) => d.o.brandId)}::int[],
-                                 ${prompt.map((d) => d.day)}::date[], ${prompt.map((d) => d.o.promptId)}::uuid[],
-                                 ${prompt.map((d) => d.responses)}::int[], ${prompt.map((d) => d.entityMentions)}::int[],
-                                 ${prompt.map((d) => d.entityMentionsSq)}::int[], ${prompt.map((d) => d.entityObservations)}::int[])
-            on conflict (account_id, brand_id, day, prompt_id) do update set responses = prompt_daily.responses + excluded.responses,
-              entity_mentions = prompt_daily.entity_mentions + excluded.entity_mentions,
-              entity_mentions_sq = prompt_daily.entity_mentions_sq + excluded.entity_mentions_sq,
-              entity_observations = prompt_daily.entity_observations + excluded.entity_observations`
-        }
-        if (promptEntity.length > 0) {
-          yield* sql`
-            insert into prompt_entity_daily (account_id, brand_id, entity_id, day, prompt_id, engines, mentions, rank_sum, with_brand,
-                                             positive, neutral, negative, co_mentions)
-            select * from unnest(${promptEntity.map((d) => d.o.accountId)}::bigint[], ${promptEntity.map((d) => d.o.brandId)}::int[],
-                                 ${promptEntity.map((d) => d.entityId)}::int[], ${promptEntity.map((d) => d.day)}::date[],
-                                 ${promptEntity.map((d) => d.o.promptId)}::uuid[], ${promptEntity.map((d) => d.engines)}::int[],
-                                 ${promptEntity.map((d) => d.mentions)}::int[], ${promptEntity.map((d) => d.rankSum)}::int[],
-                                 ${promptEntity.map((d) => d.withBrand)}::int[], ${promptEntity.map((d) => d.positive)}::int[],
-                                 ${promptEntity.map((d) => d.neutral)}::int[], ${promptEntity.map((d) => d.negative)}::int[],
-                                 ${promptEntity.map((d) => d.coMentions)}::int[])
-            on conflict (account_id, brand_id, entity_id, day, prompt_id) do update set
-              engines = prompt_entity_daily.engines | excluded.engines,
-              co_mentions = prompt_entity_daily.co_mentions + excluded.co_mentions,
-              mentions = prompt_entity_daily.mentions + excluded.mentions,
-              rank_sum = prompt_entity_daily.rank_sum + excluded.rank_sum,
-              with_brand = prompt_entity_daily.with_brand + excluded.with_brand,
-              positive = prompt_entity_daily.positive + excluded.positive,
-              neutral = prompt_entity_daily.neutral + excluded.neutral,
-              negative = prompt_entity_daily.negative + excluded.negative`
-        }
-        if (domain.length > 0) {
-          yield* sql`
-            insert into domain_daily (account_id, brand_id, day, region, domain, bucket, citations, competitor_observations, brand_observations)
-            select * from unnest(${domain.map((d) => d.o.accountId)}::bigint[], ${domain.map((d) => d.o.brandId)}::int[],
-                                 ${domain.map((d) => d.day)}::date[], ${domain.map((d) => d.o.region)}::text[],
-                                 ${domain.map((d) => d.domain)}::text[], ${domain.map((d) => d.bucket)}::text[],
-                                 ${domain.map((d) => d.citations)}::int[], ${domain.map((d) => d.competitorObs)}::int[],
-                                 ${domain.map((d) => d.brandObs)}::int[])
-            on conflict (account_id, brand_id, day, region, domain) do update set
-              citations = domain_daily.citations + excluded.citations,
-              competitor_observations = domain_daily.competitor_observations + excluded.competitor_observations,
-              brand_observations = domain_daily.brand_observations + excluded.brand_observations`
-        }
-        if (domainEntity.length > 0) {
-          yield* sql`
-            insert into domain_entity_daily (account_id, brand_id, entity_id, day, region, domain, bucket, citations, observations)
-            select * from unnest(${domainEntity.map((d) => d.o.accountId)}::bigint[], ${domainEntity.map((d) => d.o.brandId)}::int[],
-                                 ${domainEntity.map((d) => d.entityId)}::int[], ${domainEntity.map((d) => d.day)}::date[],
-                                 ${domainEntity.map((d) => d.o.region)}::text[], ${domainEntity.map((d) => d.domain)}::text[],
-                                 ${domainEntity.map((d) => d.bucket)}::text[], ${domainEntity.map((d) => d.citations)}::int[],
-                                 ${domainEntity.map((d) => d.observations)}::int[])
-            on conflict (account_id, brand_id, entity_id, day, region, domain) do update set
-              citations = domain_entity_daily.citations + excluded.citations,
-              observations = domain_entity_daily.observations + excluded.observations`
-        }
-        if (promptDomain.length > 0) {
-          yield* sql`
-            insert into prompt_domain_daily (account_id, brand_id, day, region, prompt_id, domain, bucket, competitor_observations, brand_observations)
-            select * from unnest(${promptDomain.map((d) => d.o.accountId)}::bigint[], ${promptDomain.map((d) => d.o.brandId)}::int[],
-                                 ${promptDomain.map((d) => d.day)}::date[], ${promptDomain.map((d) => d.o.region)}::text[],
-                                 ${promptDomain.map((d) => d.o.promptId)}::uuid[], ${promptDomain.map((d) => d.domain)}::text[],
-                                 ${promptDomain.map((d) => d.bucket)}::text[], ${promptDomain.map((d) => d.competitorObs)}::int[],
-                                 ${promptDomain.map((d) => d.brandObs)}::int[])
-            on conflict (account_id, brand_id, day, prompt_id, region, domain) do update set
-              competitor_observations = prompt_domain_daily.competitor_observations + excluded.competitor_observations,
-              brand_observations = prompt_domain_daily.brand_observations + excluded.brand_observations`
-        }
-        if (promptDomainEntity.length > 0) {
-          yield* sql`
-            insert into prompt_domain_entity_daily (account_id, brand_id, entity_id, day, region, prompt_id, domain, observations)
-            select * from unnest(${promptDomainEntity.map((d) => d.o.accountId)}::bigint[], ${promptDomainEntity.map((d) => d.o.brandId)}::int[],
-                                 ${promptDomainEntity.map((d) => d.entityId)}::int[], ${promptDomainEntity.map((d) => d.day)}::date[],
-                                 ${promptDomainEntity.map((d) => d.o.region)}::text[], ${promptDomainEntity.map((d) => d.o.promptId)}::uuid[],
-                                 ${promptDomainEntity.map((d) => d.domain)}::text[], ${promptDomainEntity.map((d) => d.observations)}::int[])
-            on conflict (account_id, brand_id, day, prompt_id, region, domain, entity_id) do update set
-              observations = prompt_domain_entity_daily.observations + excluded.observations`
-        }
-        if (promptScope.length > 0) {
-          const r = promptScope
-          yield* sql`
-            insert into prompt_scope_daily (account_id, brand_id, day, prompt_id, engine, region, responses, entity_mentions,
-                                            entity_mentions_sq, entity_observations)
-            select * from unnest(${r.map((d) => d.o.accountId)}::bigint[], ${r.map((d) => d.o.brandId)}::int[],
-                                 ${r.map((d) => d.day)}::date[], ${r.map((d) => d.o.promptId)}::uuid[],
-                                 ${r.map((d) => d.o.engine)}::text[], ${r.map((d) => d.o.region)}::text[],
-                                 ${r.map((d) => d.responses)}::int[], ${r.map((d) => d.entityMentions)}::int[],
-                                 ${r.map((d) => d.entityMentionsSq)}::int[], ${r.map((d) => d.entityObservations)}::int[])
-            on conflict (account_id, brand_id, day, prompt_id, engine, region) do update set
-              responses = prompt_scope_daily.responses + excluded.responses,
-              entity_mentions = prompt_scope_daily.entity_mentions + excluded.entity_mentions,
-              entity_mentions_sq = prompt_scope_daily.entity_mentions_sq + excluded.entity_mentions_sq,
-              entity_observations = prompt_scope_daily.entity_observations + excluded.entity_observations`
-        }
-        if (promptEntityScope.length > 0) {
-          const r = promptEntityScope
-          yield* sql`
-            insert into prompt_entity_scope_daily (account_id, brand_id, entity_id, day, prompt_id, engine, region, mentions, co_mentions,
-                                                   rank_sum, positive, neutral, negative)
-            select * from unnest(${r.map((d) => d.o.accountId)}::bigint[], ${r.map((d) => d.o.brandId)}::int[],
-                                 ${r.map((d) => d.entityId)}::int[], ${r.map((d) => d.day)}::date[],
-                                 ${r.map((d) => d.o.promptId)}::uuid[], ${r.map((d) => d.o.engine)}::text[],
-                                 ${r.map((d) => d.o.region)}::text[], ${r.map((d) => d.mentions)}::int[],
-                                 ${r.map((d) => d.coMentions)}::int[], ${r.map((d) => d.rankSum)}::int[],
-                                 ${r.map((d) => d.positive)}::int[], ${r.map((d) => d.neutral)}::int[],
-                                 ${r.map((d) => d.negative)}::int[])
-            on conflict (account_id, brand_id, day, prompt_id, engine, region, entity_id) do update set
-              mentions = prompt_entity_scope_daily.mentions + excluded.mentions,
-              co_mentions = prompt_entity_scope_daily.co_mentions + excluded.co_mentions,
-              rank_sum = prompt_entity_scope_daily.rank_sum + excluded.rank_sum,
-              positive = prompt_entity_scope_daily.positive + excluded.positive,
-              neutral = prompt_entity_scope_daily.neutral + excluded.neutral,
-              negative = prompt_entity_scope_daily.negative + excluded.negative`
-        }
+        yield* addToRollup(prompt, "prompt_daily", {
+          key: ofObservation("prompt_id"),
+          sum: [
+            ["responses", "int", (d) => d.responses],
+            ["entity_mentions", "int", (d) => d.entityMentions],
+            ["entity_mentions_sq", "int", (d) => d.entityMentionsSq],
+            ["entity_observations", "int", (d) => d.entityObservations]
+          ]
+        })
+        yield* addToRollup(promptEntity, "prompt_entity_daily", {
+          key: [...ofObservation("prompt_id"), ["entity_id", "int", (d) => d.entityId]],
+          or: [["engines", "int", (d) => d.engines]],
+          sum: [
+            ["co_mentions", "int", (d) => d.coMentions],
+            ["mentions", "int", (d) => d.mentions],
+            ["rank_sum", "int", (d) => d.rankSum],
+            ["with_brand", "int", (d) => d.withBrand],
+            ["positive", "int", (d) => d.positive],
+            ["neutral", "int", (d) => d.neutral],
+            ["negative", "int", (d) => d.negative]
+          ]
+        })
+        yield* addToRollup(domain, "domain_daily", {
+          key: [...ofObservation("region"), ["domain", "text", (d) => d.domain]],
+          kept: [["bucket", "text", (d) => d.bucket]],
+          sum: [
+            ["citations", "int", (d) => d.citations],
+            ["competitor_observations", "int", (d) => d.competitorObs],
+            ["brand_observations", "int", (d) => d.brandObs]
+          ]
+        })
+        yield* addToRollup(domainEntity, "domain_entity_daily", {
+          key: [...ofObservation("region"), ["entity_id", "int", (d) => d.entityId], ["domain", "text", (d) => d.domain]],
+          kept: [["bucket", "text", (d) => d.bucket]],
+          sum: [
+            ["citations", "int", (d) => d.citations],
+            ["observations", "int", (d) => d.observations]
+          ]
+        })
+        yield* addToRollup(promptDomain, "prompt_domain_daily", {
+          key: [...ofObservation("prompt_id", "region"), ["domain", "text", (d) => d.domain]],
+          kept: [["bucket", "text", (d) => d.bucket]],
+          sum: [
+            ["competitor_observations", "int", (d) => d.competitorObs],
+            ["brand_observations", "int", (d) => d.brandObs]
+          ]
+        })
+        yield* addToRollup(promptDomainEntity, "prompt_domain_entity_daily", {
+          key: [...ofObservation("prompt_id", "region"), ["domain", "text", (d) => d.domain], ["entity_id", "int", (d) => d.entityId]],
+          sum: [["observations", "int", (d) => d.observations]]
+        })
+        yield* addToRollup(promptScope, "prompt_scope_daily", {
+          key: ofObservation("prompt_id", "engine", "region"),
+          sum: [
+            ["responses", "int", (d) => d.responses],
+            ["entity_mentions", "int", (d) => d.entityMentions],
+            ["entity_mentions_sq", "int", (d) => d.entityMentionsSq],
+            ["entity_observations", "int", (d) => d.entityObservations]
+          ]
+        })
+        yield* addToRollup(promptEntityScope, "prompt_entity_scope_daily", {
+          key: [...ofObservation("prompt_id", "engine", "region"), ["entity_id", "int", (d) => d.entityId]],
+          sum: [
+            ["mentions", "int", (d) => d.mentions],
+            ["co_mentions", "int", (d) => d.coMentions],
+            ["rank_sum", "int", (d) => d.rankSum],
+            ["positive", "int", (d) => d.positive],
+            ["neutral", "int", (d) => d.neutral],
+            ["negative", "int", (d) => d.negative]
+          ]
+        })
       })
 
     /** Tokens of newly stored scanned answers, per account and UTC month (the monthly budget). */
