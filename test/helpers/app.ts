@@ -64,6 +64,11 @@ export interface TestAppOptions {
   readonly serverUrl?: string
   /** Database back ends only: the SqlClient the repositories get (e.g. one that can be made to fail). */
   readonly wrapSql?: (sql: SqlClient.SqlClient) => SqlClient.SqlClient
+  /**
+   * With TEST_SERVERS=2: why this app stays in the test process (e.g. the test changes process.env, which
+   * server processes started before it never see).
+   */
+  readonly inProcess?: string
   /** Ingestion limits and spool (default: the defaults and a fresh temp spool directory). */
   readonly ingest?: Partial<IngestionConfigShape>
   /** Visibility reads (e.g. a small fan-out group cap); default the defaults. */

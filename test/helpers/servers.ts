@@ -58,7 +58,8 @@ const inProcess = (why: string): ServerPlan => ({ _tag: "inProcess", why })
 export const planServers = (url: string, options: TestAppOptions): ServerPlan => {
   // Options that cannot cross a process boundary.
   if (options.wrapSql !== undefined) return inProcess("wrapSql: the SqlClient wrapper (e.g. an injected outage) lives in the test process")
-  const known = new Set(["serverUrl", "wrapSql", "ingest", "visibility", "agents", "now", "config", "webhooks"])
+  if (options.inProcess !== undefined) return inProcess(options.inProcess)
+  const known = new Set(["serverUrl", "wrapSql", "inProcess", "ingest", "visibility", "agents", "now", "config", "webhooks"])
   const unknown = Object.keys(options).filter((key) => !known.has(key))
   if (unknown.length > 0) return inProcess(`option(s) without an environment equivalent: ${unknown.join(", ")}`)
 

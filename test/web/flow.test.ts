@@ -89,7 +89,8 @@ for (const backend of databaseBackends()) {
       app.fetch(path, { method: "POST", headers: { "content-type": "application/json", cookie: as }, body: JSON.stringify(body) })
 
     beforeAll(async () => {
-      app = await makeTestApp(backend)
+      // Scan now reads the engines' settings from the environment, which the test below changes.
+      app = await makeTestApp(backend, { inProcess: "scan now reads ENGINE_* from process.env, which the test changes" })
       cookie = await signup(app, email)
       otherCookie = await signup(app, "flow-other@example.test")
       await createBrand(app, cookie, "acme")
