@@ -620,33 +620,26 @@ export const AgentsRepoLive = Layer.effect(
      * filtered by path would read every rollup row of the brand's window). The crawler filter's columns
      * are the rollup row's own (the unqualified names inside the lateral subquery).
      */
-    const pageBotVerdictsQuery = (accountId: number, brandId: number, from: string, to: string, path: string, filter: CrawlerFilter) =>
-      sql`
+    const pageBotVerdictsQuery = (accountId: number, brandId: number, from: string, to: string, path: string, filter: CrawlerFilter) => {
+      const page = [sql`account_id = ${accountId}`, sql`brand_id = ${brandId}`, sql`path = ${path}`, ...crawlerClauses(filter)]
+      return sql`
         select x.bot, min(x.vendor) as vendor, min(x.kind) as kind, x.verification, sum(x.hits)::int as hits,
                coalesce(sum(x.hits) filter (where x.status >= 400), 0)::int as errors, max(x.last_seen) as last_seen
-        from unnest(${dayList(from, (dayMs(to) - dayMs(from)) / DAY_MS + 1)}::date[]) as d(day)
-        cross join lateral (
-          (select bot, vendor, kind, verification, status, hits, last_seen from crawler_rollup
-          where ${sql.and([
-            sql`account_id = ${accountId}`,
-            sql`brand_id = ${brandId}`,
-            sql`day = d.day::date`,
-            sql`path = ${path}`,
-            ...crawlerClauses(filter)
-          ])}
-          offset 0)
+        from (
+          select r.bot, r.vendor, r.kind, r.verification, r.status, r.hits, r.last_seen
+          from unnest(${dayList(from, (dayMs(to) - dayMs(from)) / DAY_MS + 1)}::date[]) as d(day)
+          cross join lateral (
+            select bot, vendor, kind, verification, status, hits, last_seen from crawler_rollup
+            where ${sql.and([...page, sql`day = d.day::date`])}
+            offset 0
+          ) r
           union all
-          -- The page's hits still queued for the aggregator (a read counts them the moment they are stored).
+          -- The page's hits still queued for the aggregator, read once (a read counts them the moment they are stored).
           select bot, vendor, kind, verification, status, 1, ts from crawler_fold_queue
-          where ${sql.and([
-            sql`account_id = ${accountId}`,
-            sql`brand_id = ${brandId}`,
-            sql`(ts at time zone 'UTC')::date = d.day::date`,
-            sql`path = ${path}`,
-            ...crawlerClauses(filter)
-          ])}
+          where ${sql.and([...page, sql`(ts at time zone 'UTC')::date between ${from}::date and ${to}::date`])}
         ) x
         group by x.bot, x.verification`
+    }
 
     const repo: AgentsRepoShape = {
       daily: (accountId, brandId, from, to, filter) =>

@@ -106,6 +106,17 @@ const expectReads = async (app: TestApp, t: Tenant, hits: ReadonlyArray<Hit>) =>
     const body = (await dashboard.json()) as { kpis: { hits: number; pages: number; bots: number } }
     expect(body.kpis.hits).toBe(matchingHits({ range }, hits).length)
     expect(body.kpis.pages).toBe(expectedPages({ range }, hits).length)
+    // The bots of each page: their hits and errors add up to the page's, queued hits included.
+    for (const page of expectedPages({ range }, hits)) {
+      const bots = await app.fetch(
+        `/api/public/v1/brands/${t.brandSlug}/agents/pages/bots${search({ range, path: page.path })}`,
+        { headers: bearer(t.key) }
+      )
+      expect(bots.status).toBe(200)
+      const pageBots = (await bots.json()) as { hits: number; errors: number; bots: Array<{ bot: string }> }
+      expect({ path: page.path, hits: pageBots.hits, errors: pageBots.errors, bots: pageBots.bots.map((b) => b.bot).sort() })
+        .toEqual({ path: page.path, hits: page.hits, errors: page.errors, bots: page.bots })
+    }
   }
 }
 
