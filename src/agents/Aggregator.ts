@@ -22,6 +22,12 @@ export class RollupAggregator extends Context.Tag("RollupAggregator")<RollupAggr
 /** Hits a fold takes in one transaction: the rows it updates grow with the distinct keys, not the hits. */
 export const FOLD_BATCH = 20_000
 
+/**
+ * Hits folded between two upkeeps (AgentsRepo.upkeep: the queue's vacuum, the rollups' statistics):
+ * under a steady load about one a second, each a few milliseconds.
+ */
+export const UPKEEP_EVERY = 5_000
+
 /** Folds until a batch comes back short (or another process holds the lock): what foldNow does. */
 export const foldQueued: Effect.Effect<number, never, AgentsRepo> = Effect.gen(function*() {
   const repo = yield* AgentsRepo
@@ -52,7 +58,14 @@ export const RollupAggregatorScheduled = Layer.scoped(
     const repo = yield* AgentsRepo
     const config = yield* AgentsConfig
     const service: RollupAggregatorShape = { foldNow: Effect.provideService(foldQueued, AgentsRepo, repo) }
+    let sinceUpkeep = 0
+    const upkeep = Effect.suspend(() => {
+      if (sinceUpkeep < UPKEEP_EVERY) return Effect.void
+      sinceUpkeep = 0
+      return repo.upkeep.pipe(Effect.catchAllCause((cause) => Effect.logWarning("rollup upkeep failed", cause)))
+    })
     const tick = Effect.flatMap(repo.queued, (queued) => (queued ? service.foldNow : Effect.succeed(0))).pipe(
+      Effect.tap((folded) => Effect.zipRight(Effect.sync(() => (sinceUpkeep += folded)), upkeep)),
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("rollup fold failed", cause), 0))
     )
     yield* Effect.forkScoped(

@@ -158,6 +158,9 @@ const BrandKeyRow = Schema.Struct({ accountId: Schema.Number, brandId: Schema.Nu
 const FoldRow = Schema.Struct({ locked: Schema.Boolean })
 const FoldedRow = Schema.Struct({ folded: Schema.Number })
 const QueuedRow = Schema.Struct({ queued: Schema.Boolean })
+const GrownRow = Schema.Struct({ name: Schema.String })
+/** The tables a fold writes (upkeep). */
+const FOLDED_TABLES = ["crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span"] as const
 
 export type SpanUpdate = "current" | "rolled" | "rebuilt"
 
@@ -234,6 +237,14 @@ export interface AgentsRepoShape {
   readonly fold: (limit: number) => Effect.Effect<number | null>
   /** Whether any hit waits in the queue (one probe). */
   readonly queued: Effect.Effect<boolean>
+  /**
+   * Upkeep of what the folds churn, run by the aggregator now and then: a vacuum of the queue (every
+   * fold deletes its rows; a read or a fold scanning the dead ones pays for them until autovacuum,
+   * which looks once a minute, comes), and fresh statistics for the rollup and span tables that have
+   * more than doubled since theirs were taken (the plans of a new brand's first minutes otherwise see
+   * empty tables).
+   */
+  readonly upkeep: Effect.Effect<void>
 }
 
 export class AgentsRepo extends Context.Tag("AgentsRepo")<AgentsRepo, AgentsRepoShape>() {}
@@ -413,16 +424,28 @@ export const AgentsRepoLive = Layer.effect(
                  (count(*) filter (where qd.o > 0 and coalesce(s.oks, 0) = 0))::int as ou,
                  (count(*) filter (where qd.e > 0 and coalesce(s.errors, 0) = 0))::int as eu,
                  max(qd.ls) as ls, max(qd.lo) as lo, max(qd.le) as le
-          from qd left join crawler_span s
-            on s.account_id = ${accountId} and s.brand_id = ${brandId} and s.span = ${days} and s.path = qd.path and s.bot = qd.bot
+          -- One index probe per queued (path, bot), whatever the plan: as a join, a generic plan expecting
+          -- a row or two from qd filtered all the brand's span rows for each queued row.
+          from qd left join lateral (
+            select hits, oks, errors from crawler_span
+            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path = qd.path and bot = qd.bot
+            order by account_id, brand_id, span, path, bot
+            limit 1
+          ) s on true
           group by qd.path
         ), touched as (
           select qp.path, coalesce(p.hits, 0) + qp.h as hits, coalesce(p.oks, 0) + qp.o as oks, coalesce(p.errors, 0) + qp.e as errors,
                  coalesce(p.uniques, 0) + qp.u as uniques, coalesce(p.ok_uniques, 0) + qp.ou as ok_uniques,
                  coalesce(p.error_uniques, 0) + qp.eu as error_uniques, greatest(p.last_seen, qp.ls) as last_seen,
                  greatest(p.last_ok, qp.lo) as last_ok, greatest(p.last_error, qp.le) as last_error
-          from qp left join crawler_page_span p
-            on p.account_id = ${accountId} and p.brand_id = ${brandId} and p.span = ${days} and p.path = qp.path
+          from qp left join lateral (
+            select hits, oks, errors, uniques, ok_uniques, error_uniques, last_seen, last_ok, last_error from crawler_page_span
+            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path = qp.path
+            -- The primary key's order: with statistics saying the table is small, crawler_page_span_by_hits
+            -- (no path in its prefix) looked as cheap, and each probe scanned the brand's window.
+            order by account_id, brand_id, span, path
+            limit 1
+          ) p on true
         )`
 
     /** The page span rows of the paths without queued hits (`qp` of liveSpanCtes). */
@@ -894,6 +917,18 @@ export const AgentsRepoLive = Layer.effect(
           return total
         }).pipe(Effect.orDie),
 
+      upkeep: Effect.gen(function*() {
+        yield* sql.unsafe("vacuum crawler_fold_queue")
+        const grown = yield* sql`
+          select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = current_schema() and c.relkind = 'r'
+            and c.relname in ${sql.in(FOLDED_TABLES)}
+            and pg_stat_get_live_tuples(c.oid) > 2 * greatest(c.reltuples, 0) + 1000`.pipe(rows(GrownRow))
+        for (const table of FOLDED_TABLES) {
+          if (grown.some((row) => row.name === table)) yield* sql.unsafe(`analyze ${table}`)
+        }
+      }).pipe(Effect.orDie),
+
       queued: sql`select exists (select 1 from crawler_fold_queue) as queued`.pipe(
         singleRow(QueuedRow),
         Effect.map((row) => row.queued),
@@ -973,9 +1008,11 @@ export const AgentsRepoLive = Layer.effect(
                      (count(*) filter (where x.o > 0 and (x.post ->> 1)::int = x.o))::int,
                      (count(*) filter (where x.e > 0 and (x.post ->> 2)::int = x.e))::int, max(x.ls), max(x.lo), max(x.le)
               from (
+                -- The map is built once (an init plan); offset 0 keeps post one lookup per row, not one per use.
                 select d.*, (select m from span_post) ->
                          (d.account_id::text || chr(1) || d.brand_id::text || chr(1) || d.bot || chr(1) || d.span::text || chr(1) || d.path) as post
                 from span_delta d
+                offset 0
               ) x
               group by x.account_id, x.brand_id, x.span, x.path
               on conflict (account_id, brand_id, span, path) do update set

@@ -6,6 +6,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
 import { agentsConfigTest } from "../../src/agents/Config.js"
+import { AgentsRepo } from "../../src/agents/Repo.js"
 import { HitsRepo, type HitRow } from "../../src/ingestion/HitsRepo.js"
 import { VerificationRepo } from "../../src/verification/Repo.js"
 import { retentionPass } from "../../src/agents/Retention.js"
@@ -256,6 +257,24 @@ for (const backend of databaseBackends()) {
         await first.dispose()
       }
     }, 120_000)
+
+    it("the aggregator's upkeep (the queue's vacuum, the rollups' statistics) changes no figure", async () => {
+      const app = await makeTestApp(backend, { now: NOW })
+      try {
+        const t = await tenant(app, "growth")
+        await send(app, t, HITS)
+        await folded(app)
+        await send(app, t, LATE)
+        await app.run(Effect.flatMap(AgentsRepo, (repo) => repo.upkeep))
+        await expectReads(app, t, [...HITS, ...LATE])
+        await folded(app)
+        await app.run(Effect.flatMap(AgentsRepo, (repo) => repo.upkeep))
+        await expectFoldedExactly(app, t)
+        await expectReads(app, t, [...HITS, ...LATE])
+      } finally {
+        await app.dispose()
+      }
+    }, 60_000)
 
     it("a fold that dies before its commit leaves its hits queued: counted by reads meanwhile, folded once later", async () => {
       // While `crash` is set, a transaction's COMMIT rolls it back instead and fails: what the database

@@ -168,6 +168,7 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
     sweep: () => Effect.succeed({ hits: 0, rollup: 0, daily: 0, referrals: 0 }),
     // Computed from the stored hits on every read: nothing waits to be folded.
     fold: () => Effect.succeed(0),
-    queued: Effect.succeed(false)
+    queued: Effect.succeed(false),
+    upkeep: Effect.void
   })
 }
