@@ -239,8 +239,9 @@ export interface AgentsRepoShape {
   readonly queued: Effect.Effect<boolean>
   /**
    * Upkeep of what the folds churn, run by the aggregator now and then: a vacuum of the queue (every
-   * fold deletes its rows; a read or a fold scanning the dead ones pays for them until autovacuum,
-   * which looks once a minute, comes), and fresh statistics for the rollup and span tables that have
+   * fold deletes its rows) and of the per-path spans (every fold leaves a dead version of each row it
+   * updates: its hits are indexed, so no update is made in place), whose dead rows a read or a fold
+   * would scan until autovacuum, which looks once a minute, comes; and fresh statistics for the rollup and span tables that have
    * more than doubled since theirs were taken (the plans of a new brand's first minutes otherwise see
    * empty tables).
    */
@@ -434,18 +435,22 @@ export const AgentsRepoLive = Layer.effect(
           ) s on true
           group by qd.path
         ), touched as (
-          select qp.path, coalesce(p.hits, 0) + qp.h as hits, coalesce(p.oks, 0) + qp.o as oks, coalesce(p.errors, 0) + qp.e as errors,
-                 coalesce(p.uniques, 0) + qp.u as uniques, coalesce(p.ok_uniques, 0) + qp.ou as ok_uniques,
-                 coalesce(p.error_uniques, 0) + qp.eu as error_uniques, greatest(p.last_seen, qp.ls) as last_seen,
-                 greatest(p.last_ok, qp.lo) as last_ok, greatest(p.last_error, qp.le) as last_error
-          from qp left join lateral (
-            select hits, oks, errors, uniques, ok_uniques, error_uniques, last_seen, last_ok, last_error from crawler_page_span
-            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path = qp.path
-            -- The primary key's order: with statistics saying the table is small, crawler_page_span_by_hits
-            -- (no path in its prefix) looked as cheap, and each probe scanned the brand's window.
-            order by account_id, brand_id, span, path
-            limit 1
-          ) p on true
+          -- The page span rows of the queued paths, taken in one scan (path = any: whichever index the
+          -- planner picks, the brand's window is read at most once), with the queued figures added by
+          -- grouping, not a join: a join of the two, planned for a row or two a side, was a nested loop
+          -- probing the window once per queued path.
+          select path, sum(hits)::int as hits, sum(oks)::int as oks, sum(errors)::int as errors, sum(uniques)::int as uniques,
+                 sum(ok_uniques)::int as ok_uniques, sum(error_uniques)::int as error_uniques, max(last_seen) as last_seen,
+                 max(last_ok) as last_ok, max(last_error) as last_error
+          from (
+            select path, h as hits, o as oks, e as errors, u as uniques, ou as ok_uniques, eu as error_uniques,
+                   ls as last_seen, lo as last_ok, le as last_error
+            from qp
+            union all
+            select path, hits, oks, errors, uniques, ok_uniques, error_uniques, last_seen, last_ok, last_error from crawler_page_span
+            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path = any(array(select path from qp))
+          ) t
+          group by path
         )`
 
     /** The page span rows of the paths without queued hits (`qp` of liveSpanCtes). */
@@ -918,7 +923,7 @@ export const AgentsRepoLive = Layer.effect(
         }).pipe(Effect.orDie),
 
       upkeep: Effect.gen(function*() {
-        yield* sql.unsafe("vacuum crawler_fold_queue")
+        yield* sql.unsafe("vacuum crawler_fold_queue, crawler_page_span")
         const grown = yield* sql`
           select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
           where n.nspname = current_schema() and c.relkind = 'r'
