@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { McpTool } from "../platform/McpTool.js"
+import { closedSet, McpTool } from "../platform/McpTool.js"
 import { Schema } from "effect"
 import { BearerAuth } from "../accounts/Api.js"
 import { SlugPath } from "../brands/Api.js"
@@ -45,6 +45,9 @@ const crawlerFilterFields = {
   )
 }
 
+
+/** The sort keys of a crawled-pages list (anything else falls back to hits). */
+export const PAGE_SORT_COLUMNS = ["hits", "path", "errors", "uniques"] as const
 export const AgentsUrlParams = Schema.Struct({
   range: RangeParam,
   ...crawlerFilterFields
@@ -77,6 +80,7 @@ export const AgentPagesUrlParams = Schema.Struct({
   ),
   sort: Schema.optional(
     Str("hits (default), path, errors or uniques; an unrecognised value falls back to hits, no error")
+      .annotations(closedSet(PAGE_SORT_COLUMNS))
   ),
   dir: Schema.optional(
     Schema.Literal("asc", "desc").annotations({

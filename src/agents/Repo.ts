@@ -3,6 +3,7 @@ import { Context, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { DAY_MS, dayList, dayMs } from "../platform/Days.js"
 import { FOLD_LOCK } from "../platform/FoldLock.js"
 import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
+import { PAGE_SORT_COLUMNS } from "./Api.js"
 
 /**
  * Reads of crawler traffic (docs/agents.md). Every crawler figure comes from a rollup, never from
@@ -26,7 +27,7 @@ export type StatusFilter =
   | { readonly _tag: "error" }
   | { readonly _tag: "code"; readonly code: number }
 
-export const PAGE_SORT_COLUMNS = ["hits", "path", "errors", "uniques"] as const
+export { PAGE_SORT_COLUMNS }
 export type PageSort = (typeof PAGE_SORT_COLUMNS)[number]
 
 export interface PagesQuery {

@@ -27,18 +27,8 @@ export type { SiteBrand }
 export type { BrandKey, BrandRow, CompetitorRow }
 export { PromptRow }
 
-/** The Brand resource of the OpenAPI document. */
-export interface BrandView {
-  readonly id: number
-  readonly brand_slug: string
-  readonly brand_name: string
-  readonly domain: string
-  readonly vertical: string
-  readonly scan_frequency_hours: number
-  readonly next_scan_at: Date
-  readonly site_id: string
-  readonly added_at: Date
-}
+/** The Brand resource of the OpenAPI document, as the service gives it (dates as Dates). */
+export type BrandView = Brand
 
 export const brandView = (row: BrandRow): BrandView => ({
   id: row.id,

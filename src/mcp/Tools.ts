@@ -2,10 +2,8 @@ import { McpSchema, McpServer } from "@effect/ai"
 import type { HttpApiEndpoint } from "@effect/platform"
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Context, Effect, Either, JSONSchema, Layer, Option, ParseResult, Schema, SchemaAST } from "effect"
-import { PAGE_SORTS } from "../agents/Agents.js"
 import { PublicApi } from "../api.js"
-import { McpTool } from "../platform/McpTool.js"
-import { ENGINE_SLUGS } from "../platform/Schemas.js"
+import { closedSetOf, McpTool } from "../platform/McpTool.js"
 import { InProcessApp, readJson } from "../web/InProcess.js"
 import { isRecord } from "../platform/Guards.js"
 
@@ -39,16 +37,6 @@ const MAX_OFFSET = 100_000
  * is honoured whatever the size.
  */
 export const DEFAULT_ANSWER_BYTES = 60_000
-
-/**
- * Closed sets the REST endpoint takes as free strings (it falls back or matches nothing on other values):
- * the tool offers the set as an enum, so an assistant cannot send a value that silently means nothing.
- */
-const CLOSED_SETS: Record<string, ReadonlyArray<string>> = {
-  sort: PAGE_SORTS,
-  engine: ENGINE_SLUGS,
-  verification: ["verified", "spoofed", "unverified"]
-}
 
 /** Longest free-text argument (bot, vendor, folder, q, topic, slug...). */
 const MAX_TEXT = 200
@@ -105,7 +93,7 @@ const toolParameter = (tool: string, parameter: Parameter): Parameter => {
   const description = descriptionOf(parameter.schema)
   const annotate = (schema: AnySchema, message: string) =>
     schema.annotations({ ...(description === undefined ? {} : { description }), message: () => ({ message, override: true }) })
-  const closed = CLOSED_SETS[parameter.name]
+  const closed = closedSetOf(parameter.schema.ast)
   const shown = jsonSchemaOf(parameter.schema)
   if (closed !== undefined && shown["enum"] === undefined) {
     return { ...parameter, schema: annotate(Schema.Literal(...closed), `must be one of ${closed.join(", ")}`) }

@@ -1,10 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { McpTool } from "../platform/McpTool.js"
+import { closedSet, McpTool } from "../platform/McpTool.js"
 import { Schema } from "effect"
 import { BearerAuth } from "../accounts/Api.js"
 import { MonitoredPrompt, SlugPath } from "../brands/Api.js"
 import { BadRequestError, NotFoundError, UnauthorizedError } from "../platform/HttpErrors.js"
-import { Count, DateOnly, DateTime, Language, Num, RangeEcho, RangeParam, Region, Slug, Str } from "../platform/Schemas.js"
+import { Count, DateOnly, DateTime, ENGINE_SLUGS, Language, Num, RangeEcho, RangeParam, Region, Slug, Str } from "../platform/Schemas.js"
 import { CitationsDescriptions, IndustryDescriptions, VisibilityDescriptions } from "./ApiDescriptions.js"
 
 /**
@@ -314,7 +314,8 @@ export const IndustryMetricsUrlParams = Schema.Struct({
     Schema.String.annotations({
       description:
         "Engine slug, matched exactly (chatgpt, perplexity, gemini, claude, copilot, grok, deepseek, ai_overview, ai_mode); " +
-        "any other value returns an empty result, not an error"
+        "any other value returns an empty result, not an error",
+      ...closedSet(ENGINE_SLUGS)
     })
   ),
   brand: Schema.optional(
@@ -471,7 +472,8 @@ const allRegionsFilter = Schema.String.pipe(
 const engineFilter = Schema.String.annotations({
   description:
     "Engine slug, matched exactly (chatgpt, perplexity, gemini, claude, copilot, grok, deepseek, ai_overview, ai_mode); " +
-    "empty or absent = every engine; any other value returns an empty result, not an error"
+    "empty or absent = every engine; any other value returns an empty result, not an error",
+  ...closedSet(ENGINE_SLUGS)
 })
 
 export const IndustryRankingUrlParams = Schema.Struct({

@@ -5,6 +5,7 @@ import { Spool, SpoolLive } from "../ingestion/Spool.js"
 import { type BadRequest, badRequest, type Forbidden, forbidden, type NotFound, notFound } from "../platform/HttpErrors.js"
 import { now } from "../platform/Time.js"
 import { Alerts, EVENT_TYPES, makeEvent, AlertsLive } from "./Alerts.js"
+import type { ChannelHealth, Delivery, WebhookEndpoint } from "./Api.js"
 import { WebhooksConfig } from "./Config.js"
 import { type DeliveryRow, type EndpointRow, WebhooksRepo } from "./Repo.js"
 import { newSecret } from "./Signing.js"
@@ -12,48 +13,10 @@ import { checkWebhookUrl, AddressResolver } from "./Ssrf.js"
 
 /** The webhook endpoints of an account, their deliveries, the event log and ingestion health (docs/webhooks.md). */
 
-export interface EndpointView {
-  readonly id: string
-  readonly url: string
-  readonly events: ReadonlyArray<string>
-  readonly description: string
-  readonly enabled: boolean
-  readonly created_at: Date
-  readonly disabled_reason: string | null
-  readonly failing_since: Date | null
-}
-
-export interface DeliveryView {
-  readonly id: string
-  readonly event_id: string
-  readonly type: string
-  readonly status: string
-  readonly attempts: number
-  readonly response_status: number | null
-  readonly created_at: Date
-  readonly next_attempt_at: Date | null
-  readonly delivered_at: Date | null
-  readonly last_error: string | null
-  readonly attempt_log: ReadonlyArray<{
-    readonly attempt: number
-    readonly at: Date
-    readonly response_status: number | null
-    readonly error: string | null
-    readonly duration_ms: number
-  }>
-}
-
-export interface ChannelHealthView {
-  readonly channel: string
-  readonly format: string
-  readonly last_received_at: Date | null
-  readonly deliveries_24h: number
-  readonly records_24h: number
-  readonly accepted_24h: number
-  readonly skipped_24h: number
-  readonly unparseable_24h: number
-  readonly signature_failures_24h: number
-}
+/** The service's answers are the API's resources (webhooks/Api.ts), not shapes restated here. */
+export type EndpointView = typeof WebhookEndpoint.Type
+export type DeliveryView = typeof Delivery.Type
+export type ChannelHealthView = typeof ChannelHealth.Type
 
 export interface WebhookInput {
   readonly url?: string | undefined
