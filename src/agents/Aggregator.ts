@@ -48,9 +48,9 @@ export const RollupAggregatorLive = Layer.effect(
 
 /**
  * The service and its schedule: a fold when the services start (hits a stopped process left queued)
- * and then every foldEveryMs while anything is queued (one probe when nothing is). The fiber lives as
- * long as the services; a failed fold is logged and tried again at the next tick (its transaction
- * rolled back: the hits are still queued). Time comes from the Effect Clock.
+ * and then every foldEveryMs while hits keep coming, four times as long after a probe that found none.
+ * The fiber lives as long as the services; a failed fold is logged and tried again at the next tick
+ * (its transaction rolled back: the hits are still queued). Time comes from the Effect Clock.
  */
 export const RollupAggregatorScheduled = Layer.scoped(
   RollupAggregator,
@@ -68,9 +68,9 @@ export const RollupAggregatorScheduled = Layer.scoped(
       Effect.tap((folded) => Effect.zipRight(Effect.sync(() => (sinceUpkeep += folded)), upkeep)),
       Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("rollup fold failed", cause), 0))
     )
-    yield* Effect.forkScoped(
-      tick.pipe(Effect.zipRight(Effect.forever(Effect.zipRight(Effect.sleep(config.foldEveryMs), tick))))
-    )
+    // Every foldEveryMs while hits keep coming; four times as long after a look that found none.
+    const next = (folded: number) => Effect.flatMap(Effect.sleep(folded > 0 ? config.foldEveryMs : config.foldEveryMs * 4), () => tick)
+    yield* Effect.forkScoped(Effect.flatMap(tick, (first) => Effect.iterate(first, { while: () => true, body: next })))
     return service
   })
 )
