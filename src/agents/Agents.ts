@@ -7,13 +7,13 @@ import { AgentKindLiteral, type Range, rangeDays, rangeOrDefault } from "../plat
 import { addDays, dayList, isoDay, periodOf } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import type { AgentPagesResponse, AgentsResponse, AttributionResponse, CrawledPage, PageBotsResponse, SearchPerformanceResponse } from "./Api.js"
+import { PAGE_SORT_COLUMNS } from "./Api.js"
 import { AgentsConfig } from "./Config.js"
 import { VERDICTS } from "../verification/Verdict.js"
 import { Verification, VerificationLive } from "../verification/Verification.js"
 import {
   AgentsRepo,
   type CrawlerFilter,
-  PAGE_SORT_COLUMNS,
   type PageSort,
   type PagesQuery,
   type StatusFilter
@@ -162,9 +162,6 @@ export const parseFolder = (raw: string | undefined): string | null | BadRequest
 
 export const parseStatus = (raw: string | undefined): StatusFilter | null =>
   raw === undefined || raw === "" ? null : raw === "ok" || raw === "error" ? { _tag: raw } : { _tag: "code", code: Number(raw) }
-
-/** The sort keys of GET /brands/{slug}/agents/pages (the MCP tool offers them as an enum). */
-export const PAGE_SORTS: ReadonlyArray<PageSort> = PAGE_SORT_COLUMNS
 
 /** Unknown sort values fall back to hits; dir is honoured only alongside sort (docs/agents.md). */
 export const parseSort = (sort: string | undefined, dir: "asc" | "desc" | undefined): { sort: PageSort; dir: "asc" | "desc" } => {

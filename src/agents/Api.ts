@@ -45,9 +45,9 @@ const crawlerFilterFields = {
   )
 }
 
-
 /** The sort keys of a crawled-pages list (anything else falls back to hits). */
 export const PAGE_SORT_COLUMNS = ["hits", "path", "errors", "uniques"] as const
+
 export const AgentsUrlParams = Schema.Struct({
   range: RangeParam,
   ...crawlerFilterFields

@@ -3,7 +3,7 @@ import { Context, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { DAY_MS, dayList, dayMs } from "../platform/Days.js"
 import { FOLD_LOCK } from "../platform/FoldLock.js"
 import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
-import { PAGE_SORT_COLUMNS } from "./Api.js"
+import type { PAGE_SORT_COLUMNS } from "./Api.js"
 
 /**
  * Reads of crawler traffic (docs/agents.md). Every crawler figure comes from a rollup, never from
@@ -27,7 +27,6 @@ export type StatusFilter =
   | { readonly _tag: "error" }
   | { readonly _tag: "code"; readonly code: number }
 
-export { PAGE_SORT_COLUMNS }
 export type PageSort = (typeof PAGE_SORT_COLUMNS)[number]
 
 export interface PagesQuery {
@@ -242,9 +241,9 @@ export interface AgentsRepoShape {
    * Upkeep of what the folds churn, run by the aggregator now and then: a vacuum of the queue (every
    * fold deletes its rows) and of the per-path spans (every fold leaves a dead version of each row it
    * updates: its hits are indexed, so no update is made in place), whose dead rows a read or a fold
-   * would scan until autovacuum, which looks once a minute, comes; and fresh statistics for the rollup and span tables that have
-   * more than doubled since theirs were taken (the plans of a new brand's first minutes otherwise see
-   * empty tables).
+   * would scan until autovacuum, which looks once a minute, comes; and fresh statistics for the rollup
+   * and span tables that have more than doubled since theirs were taken (the plans of a new brand's
+   * first minutes otherwise see empty tables).
    */
   readonly upkeep: Effect.Effect<void>
 }
@@ -427,11 +426,11 @@ export const AgentsRepoLive = Layer.effect(
                  (count(*) filter (where qd.e > 0 and coalesce(s.errors, 0) = 0))::int as eu,
                  max(qd.ls) as ls, max(qd.lo) as lo, max(qd.le) as le
           -- One index probe per queued (path, bot), whatever the plan: as a join, a generic plan expecting
-          -- a row or two from qd filtered all the brand's span rows for each queued row.
+          -- a row or two from qd filtered all the brand's span rows for each queued row. The limit keeps
+          -- the subquery from being flattened back into such a join (the key is unique: one row at most).
           from qd left join lateral (
             select hits, oks, errors from crawler_span
             where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path = qd.path and bot = qd.bot
-            order by account_id, brand_id, span, path, bot
             limit 1
           ) s on true
           group by qd.path
