@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
-import * as Reactivity from "@effect/experimental/Reactivity"
-import { SqlClient } from "@effect/sql"
-import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
 import { Effect } from "effect"
 import { agentsConfigTest } from "../../src/agents/Config.js"
 import { AgentsRepo } from "../../src/agents/Repo.js"
@@ -11,6 +7,7 @@ import { HitsRepo, type HitRow } from "../../src/ingestion/HitsRepo.js"
 import { VerificationRepo } from "../../src/verification/Repo.js"
 import { retentionPass } from "../../src/agents/Retention.js"
 import { bearer, databaseBackends, fixedClock, makeTestApp, serverSchemaUrl, type TestApp } from "../helpers/app.js"
+import { wrappedSql } from "../helpers/gatedSql.js"
 import { twoServerMode } from "../helpers/servers.js"
 import { folded, foldNow, postBatch, query, tenant, type Tenant } from "../ingestion/fixtures.js"
 import { expectedPages, HITS, type Hit, matchingHits, NOW, type Params, query as search, toRecord, UA } from "./fixtures.js"
@@ -52,8 +49,8 @@ const LATE: ReadonlyArray<Hit> = [
 ]
 
 /** A SqlClient over another whose COMMIT, while `crash.on`, rolls the transaction back and fails. */
-const diesAtCommit = (crash: { on: boolean }) => (inner: SqlClient.SqlClient): SqlClient.SqlClient => {
-  const wrap = (conn: Connection): Connection => ({
+const diesAtCommit = (crash: { on: boolean }) =>
+  wrappedSql((conn) => ({
     execute: (sql, params, transform) => conn.execute(sql, params, transform),
     executeRaw: (sql, params) => conn.executeRaw(sql, params),
     executeValues: (sql, params) => conn.executeValues(sql, params),
@@ -65,16 +62,7 @@ const diesAtCommit = (crash: { on: boolean }) => (inner: SqlClient.SqlClient): S
           Effect.fail(new SqlError({ message: "the process died before its commit" }))
         )
         : conn.executeUnprepared(sql, params, transform)
-  })
-  return Effect.runSync(
-    SqlClient.make({
-      acquirer: Effect.map(inner.reserve, wrap),
-      transactionAcquirer: Effect.map(inner.reserve, wrap),
-      compiler: PgClient.makeCompiler(),
-      spanAttributes: [["db.system.name", "postgresql"]]
-    }).pipe(Effect.provide(Reactivity.layer))
-  )
-}
+  }))
 
 const send = async (app: TestApp, t: Tenant, hits: ReadonlyArray<Hit>) => {
   const sent = await postBatch(app, t.key, { site_id: t.siteId, records: hits.map(toRecord) })
