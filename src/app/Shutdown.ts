@@ -27,6 +27,10 @@ export const GracefulShutdownLive = Layer.scopedDiscard(
       Effect.gen(function*() {
         const deadline = Date.now() + config.shutdownGraceMs
         const left = () => Duration.millis(Math.max(0, deadline - Date.now()))
+        // One turn of the event loop first: requests whose bytes the sockets already hold (sent before
+        // the signal, unread while the thread was busy, e.g. in the embedded database) are read and
+        // admitted. Stopping first would close their connections unanswered.
+        yield* Effect.sleep(Duration.zero)
         lifecycle.startDraining()
         yield* Effect.logInfo(`shutdown: stopped accepting; ${lifecycle.inFlight} request(s) in flight`)
         const drained = yield* lifecycle.idle.pipe(Effect.timeoutOption(left()))
