@@ -26,7 +26,7 @@
  */
 import { spawn, spawnSync } from "bun"
 import postgres from "postgres"
-import { backendCpu, backendCpuDeltaMs, freshDatabase, loadAverage, pinBackends, seedAccount, treeCpuMs } from "./support.js"
+import { backendCpu, backendCpuDeltaMs, freshDatabase, loadAverage, pinBackends, seedAccount, startScriptEnv, treeCpuMs } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const rounds = Number(process.env.ROUNDS ?? 3)
@@ -67,6 +67,7 @@ const ours = spawn(pin(0, ["bun", "run", "src/app/main.ts"]), {
     RATE_LIMIT_API_KEY: "1000000000/1",
     RATE_LIMIT_API_IP: "1000000000/1",
     RATE_LIMIT_AUTH_IP: "1000/1",
+    ...startScriptEnv(),
     // e.g. SERVER_BUN_OPTIONS="--cpu-prof-md --cpu-prof-dir=/tmp/prof" profiles our server alone.
     ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {})
   },
@@ -87,7 +88,7 @@ const base = "http://127.0.0.1:18181"
 const { key } = await seedAccount(base, databaseUrl, brandCount)
 
 baseline = spawn(pin(0, ["bun", "run", "bench/baseline-brands-server.ts"]), {
-  env: { ...process.env, DATABASE_URL: databaseUrl, PORT: "18182", POOL: "10", MAX_PIPELINE: process.env.MAX_PIPELINE ?? "5" },
+  env: { ...process.env, ...startScriptEnv(), DATABASE_URL: databaseUrl, PORT: "18182", POOL: "10", MAX_PIPELINE: process.env.MAX_PIPELINE ?? "5" },
   stdout: "ignore",
   stderr: "inherit"
 })

@@ -41,7 +41,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import postgres from "postgres"
-import { anyIpv4, backendCpu, backendCpuDeltaMs, loadAverage, median, mixes, pinBackends, seeded, treeCpuMs, zipf } from "./support.js"
+import { anyIpv4, backendCpu, backendCpuDeltaMs, loadAverage, median, mixes, pinBackends, seeded, startScriptEnv, treeCpuMs, zipf } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const rounds = Number(process.env.ROUNDS ?? 3)
@@ -79,6 +79,7 @@ const server = spawn(pin(0, ["bun", "run", "src/app/main.ts"]), {
     RATE_LIMIT_API_KEY: "1000000000/1",
     RATE_LIMIT_API_IP: "1000000000/1",
     RATE_LIMIT_AUTH_IP: "1000/1",
+    ...startScriptEnv(),
     // e.g. SERVER_BUN_OPTIONS="--cpu-prof-md --cpu-prof-dir=/tmp/prof" profiles the server alone.
     ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {})
   },

@@ -48,6 +48,7 @@ import {
   peakRssMiB,
   percentile,
   seedAccount,
+  startScriptEnv,
   startServer,
   treeCpuMs,
   treeRunDelayMs
@@ -109,7 +110,7 @@ const round = async (mix: "heavy" | "light", n: number): Promise<RoundResult> =>
     const auth = { authorization: `Bearer ${key}` }
     await local`create table bare_hits (like crawler_hits including defaults)`
     baseline = Bun.spawn([...(Bun.which("taskset") === null ? [] : ["taskset", "-c", "0"]), "bun", "run", "bench/baseline-brands-server.ts"], {
-      env: { ...process.env, DATABASE_URL: db.url, PORT: "18432" },
+      env: { ...process.env, ...startScriptEnv(), DATABASE_URL: db.url, PORT: "18432" },
       stdout: "ignore",
       stderr: "inherit"
     })

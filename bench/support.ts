@@ -4,12 +4,30 @@
  * the server's peak RSS. Loopback only; every run is bounded in time and count.
  */
 import { spawn, type Subprocess } from "bun"
-import { readdirSync } from "node:fs"
+import { Schema } from "effect"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import postgres from "postgres"
 import { mulberry32 } from "../src/platform/Random.js"
 
 export const GPTBOT = "Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)"
 export const CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36"
+
+const StartScript = Schema.Struct({ scripts: Schema.Struct({ start: Schema.String }) })
+
+/**
+ * The environment package.json's start script gives the server: its `NAME=${NAME:-value}` prefixes
+ * (the allocator's MIMALLOC_PURGE_DELAY, docs/operations.md), so a bench's servers, ours and the bare
+ * baselines alike, run as `bun run start` runs ours. SERVER_START_ENV=0 leaves them out (the
+ * runtime's defaults), for a before and after. `root`: the checkout whose package.json is read.
+ */
+export const startScriptEnv = (root = "."): Record<string, string> => {
+  if (process.env.SERVER_START_ENV === "0") return {}
+  const { scripts } = Schema.decodeUnknownSync(StartScript)(JSON.parse(readFileSync(join(root, "package.json"), "utf8")))
+  const env: Record<string, string> = {}
+  for (const [, name, value] of scripts.start.matchAll(/(?:^|\s)([A-Z_][A-Z0-9_]*)=\$\{\1:-([^}]*)\}/g)) env[name!] = value!
+  return env
+}
 
 /** A fresh database on the server of `adminUrl`; returns its URL and a drop function. */
 export const freshDatabase = async (adminUrl: string, prefix: string) => {
@@ -52,6 +70,7 @@ export const startServer = async (env: Record<string, string>, port: number, cor
       CONCURRENT_READS_PER_KEY: "0",
       CONCURRENT_READS_PER_SESSION: "0",
       LOG_REQUESTS: "false",
+      ...startScriptEnv(cwd),
       // e.g. SERVER_BUN_OPTIONS="--cpu-prof-md --cpu-prof-dir=/tmp/prof" profiles the server alone.
       ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {}),
       ...env
