@@ -36,6 +36,8 @@ const unparseable = (why: string): DecodedDelivery => ({ scanned: 0, requests: [
 // The service's one bounded inflater (src/platform/Inflate.ts), re-exported for the ingestion code.
 export { gunzipBounded, isGzip } from "../platform/Inflate.js"
 
+const utf8 = new TextDecoder("utf-8")
+
 const pushValue = (out: Array<unknown>, value: unknown) => {
   if (Array.isArray(value)) {
     for (const v of value) out.push(v)
@@ -106,7 +108,7 @@ export const makeDrainDecoder = (options: { readonly maxInflatedBytes: number })
     }
     const decoder = new LogDecoder(format, receivedAt)
     const requests: Array<LogRequest> = []
-    decoder.bytes(bytes, requests, cut)
+    decoder.text(utf8.decode(bytes), requests, cut)
     if (decoder.parsed === 0) return unparseable("not a log")
     return { scanned: decoder.scanned, requests, unparseable: null, byFormat: decoder.byFormat, readAs: decoder.readAs() }
   }

@@ -88,23 +88,6 @@ const detectJson: (record: JsonObject) => LogSourceName = JSON_ORDER.reduceRight
 )
 
 /** The text a record without an id is keyed by when it has no line of its own: what was read from it. */
-/** A whole body: a byte order mark at its start is dropped. */
-const utf8 = new TextDecoder("utf-8")
-/** A piece of a body past its start: a U+FEFF it begins with is kept, as in the whole body's text. */
-const utf8Piece = new TextDecoder("utf-8", { ignoreBOM: true })
-/** About how many bytes of a body are decoded at once when it is read line by line. */
-const CHUNK = 64 * 1024
-
-/** Whether a line is a JSON value by itself. */
-const parsesAlone = (line: string): boolean => {
-  try {
-    JSON.parse(line)
-    return true
-  } catch {
-    return false
-  }
-}
-
 const fieldsText = (r: LogRequest): string =>
   `${r.ts}\t${r.method}\t${r.host}\t${r.path}\t${r.query}\t${r.status}\t${r.clientIp}\t${r.country}\t${r.referrer}\t${r.ua}`
 
@@ -257,50 +240,6 @@ export class LogDecoder {
       let to = text.indexOf("\n", from)
       if (to === -1 || to > end) to = end
       this.line(text.slice(from, to), out)
-      from = to + 1
-    }
-  }
-
-  /**
-   * A whole body's UTF-8 bytes, read exactly as `text` reads their decoded text, without one string
-   * of the whole body when it is read line by line (NDJSON, text logs): the bytes are decoded in
-   * pieces of about CHUNK bytes, each ending at a line end, and each piece is read line by line. A
-   * line end (0x0a) never occurs inside a UTF-8 sequence, so every line decodes as in the whole; a
-   * string of a megabyte or more costs more in fresh memory than its decoding. The whole text is
-   * decoded only when the body may be one JSON document: it starts with `[` or `{` and its first line
-   * is not a JSON value with more after it (such a body never parses whole).
-   */
-  bytes(bytes: Uint8Array, out: Array<LogRequest>, partialTail = false): void {
-    // The whole body's decoding drops a byte order mark at its start: so does this.
-    let start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
-    while (start < bytes.length && bytes[start]! <= 32) start++
-    if (start === bytes.length) return
-    const first = bytes[start]!
-    if (!partialTail && (first === 0x5b || first === 0x7b)) {
-      const firstEnd = bytes.indexOf(0x0a, start)
-      let rest = firstEnd === -1 ? bytes.length : firstEnd
-      while (rest < bytes.length && bytes[rest]! <= 32) rest++
-      const linesFollow = rest < bytes.length && parsesAlone(utf8Piece.decode(bytes.subarray(start, firstEnd)))
-      if (!linesFollow) return this.text(utf8.decode(bytes), out, partialTail)
-    }
-    let end = bytes.length
-    if (partialTail) {
-      const lastNl = bytes.lastIndexOf(0x0a)
-      end = lastNl === -1 ? 0 : lastNl
-    }
-    let from = start
-    while (from < end) {
-      // A piece: up to the first line end past CHUNK bytes (a longer line is a piece of its own).
-      let to = from + CHUNK >= end ? end : bytes.indexOf(0x0a, from + CHUNK)
-      if (to === -1 || to > end) to = end
-      const piece = utf8Piece.decode(bytes.subarray(from, to))
-      let at = 0
-      while (at < piece.length) {
-        let lineEnd = piece.indexOf("\n", at)
-        if (lineEnd === -1) lineEnd = piece.length
-        this.line(piece.slice(at, lineEnd), out)
-        at = lineEnd + 1
-      }
       from = to + 1
     }
   }
