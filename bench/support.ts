@@ -25,7 +25,8 @@ export const startScriptEnv = (root = "."): Record<string, string> => {
   if (process.env.SERVER_START_ENV === "0") return {}
   const { scripts } = Schema.decodeUnknownSync(StartScript)(JSON.parse(readFileSync(join(root, "package.json"), "utf8")))
   const env: Record<string, string> = {}
-  for (const [, name, value] of scripts.start.matchAll(/(?:^|\s)([A-Z_][A-Z0-9_]*)=\$\{\1:-([^}]*)\}/g)) env[name!] = value!
+  // As in the script, a value the environment already holds wins over the script's default.
+  for (const [, name, value] of scripts.start.matchAll(/(?:^|\s)([A-Z_][A-Z0-9_]*)=\$\{\1:-([^}]*)\}/g)) env[name!] = process.env[name!] ?? value!
   return env
 }
 
