@@ -2,6 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { DAY_MS, dayList, dayMs } from "../platform/Days.js"
 import { FOLD_LOCK } from "../platform/FoldLock.js"
+import { BackgroundSql } from "../platform/Sql.js"
 import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
 import type { PAGE_SORT_COLUMNS } from "./Api.js"
 
@@ -257,6 +258,8 @@ export const AgentsRepoLive = Layer.effect(
   AgentsRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // The aggregator's folds and upkeep: connections of their own, never queued behind requests.
+    const background = yield* BackgroundSql
 
     const crawlerClauses = (filter: CrawlerFilter) => [
       ...(filter.bot === null ? [] : [sql`bot = ${filter.bot}`]),
@@ -923,31 +926,31 @@ export const AgentsRepoLive = Layer.effect(
         }).pipe(Effect.orDie),
 
       upkeep: Effect.gen(function*() {
-        yield* sql.unsafe("vacuum crawler_fold_queue, crawler_page_span")
-        const grown = yield* sql`
+        yield* background.unsafe("vacuum crawler_fold_queue, crawler_page_span")
+        const grown = yield* background`
           select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
           where n.nspname = current_schema() and c.relkind = 'r'
-            and c.relname in ${sql.in(FOLDED_TABLES)}
+            and c.relname in ${background.in(FOLDED_TABLES)}
             and pg_stat_get_live_tuples(c.oid) > 2 * greatest(c.reltuples, 0) + 1000`.pipe(rows(GrownRow))
         for (const table of FOLDED_TABLES) {
-          if (grown.some((row) => row.name === table)) yield* sql.unsafe(`analyze ${table}`)
+          if (grown.some((row) => row.name === table)) yield* background.unsafe(`analyze ${table}`)
         }
       }).pipe(Effect.orDie),
 
-      queued: sql`select exists (select 1 from crawler_fold_queue) as queued`.pipe(
+      queued: background`select exists (select 1 from crawler_fold_queue) as queued`.pipe(
         singleRow(QueuedRow),
         Effect.map((row) => row.queued),
         Effect.orDie
       ),
 
       fold: (limit) =>
-        sql.withTransaction(Effect.gen(function*() {
+        background.withTransaction(Effect.gen(function*() {
           // One folder at a time, whichever process: another one holding the lock is folding already.
-          const { locked } = yield* sql`select pg_try_advisory_xact_lock(${FOLD_LOCK}::bigint) as locked`.pipe(singleRow(FoldRow))
+          const { locked } = yield* background`select pg_try_advisory_xact_lock(${FOLD_LOCK}::bigint) as locked`.pipe(singleRow(FoldRow))
           if (!locked) return null
           // The statement the deliveries ran before the queue (docs/performance.md), over the hits of
           // many deliveries and brands at once: each rollup and span row is updated once per batch.
-          const { folded } = yield* sql`
+          const { folded } = yield* background`
             with batch as (
               delete from crawler_fold_queue
               where ctid = any(array(select ctid from crawler_fold_queue limit ${limit}))

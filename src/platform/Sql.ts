@@ -137,6 +137,21 @@ class PreparingClient extends Pg.Client {
 
 const POOL_MAX = 10
 
+/** The background pool's connections: a fold and a verdict pass at once (BackgroundSql). */
+const BACKGROUND_POOL_MAX = 2
+
+/**
+ * The SqlClient of a process's background work (the rollup aggregator's folds and upkeep, the
+ * verification pass's verdicts). On the server back end it has a pool of its own: the request pool
+ * serves its waiters in arrival order, so under a load beyond capacity a fold waited behind hundreds of
+ * requests, the queue it drains grew, and every read, which adds the queue to the rollups, grew with it
+ * (docs/performance.md). On the embedded database it is the one session's client.
+ */
+export class BackgroundSql extends Context.Tag("BackgroundSql")<BackgroundSql, SqlClient.SqlClient>() {}
+
+/** BackgroundSql as the process's SqlClient itself (the embedded back ends: one session either way). */
+const backgroundIsTheClient = Layer.effect(BackgroundSql, SqlClient.SqlClient)
+
 const APPLICATION = "ai-visibility/"
 
 /**
@@ -223,12 +238,12 @@ const makeListener = (connect: () => Pg.Client) => {
 const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
   let current: Pg.Pool | undefined
   const instanceId = crypto.randomUUID()
-  const client = PgClient.layerFromPool({
-    acquire: Effect.acquireRelease(
+  const acquirePool = (max: number, onPool: (pool: Pg.Pool) => void) =>
+    Effect.acquireRelease(
       Effect.sync(() => {
         const pool = new Pg.Pool({
           connectionString: Redacted.value(url),
-          max: POOL_MAX,
+          max,
           idleTimeoutMillis: 30_000,
           application_name: APPLICATION + instanceId,
           ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
@@ -236,13 +251,19 @@ const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
           Client: PreparingClient
         })
         pool.on("error", () => {})
-        current = pool
+        onPool(pool)
         return pool
       }),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
-    ),
+    )
+  const client = PgClient.layerFromPool({
+    acquire: acquirePool(POOL_MAX, (pool) => (current = pool)),
     types: pgTypes
   })
+  const background = Layer.scoped(
+    BackgroundSql,
+    PgClient.fromPool({ acquire: acquirePool(BACKGROUND_POOL_MAX, () => {}), types: pgTypes })
+  ).pipe(Layer.provide(Reactivity.layer))
   const listener = makeListener(() =>
     new Pg.Client({
       connectionString: Redacted.value(url),
@@ -276,7 +297,7 @@ const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
       })
     }))
   ).pipe(Layer.provide(client))
-  return Layer.merge(client, database)
+  return Layer.mergeAll(client, database, background)
 }
 
 /**
@@ -387,7 +408,7 @@ const openedLayer = (dataDir: string) =>
       }
       return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Database, database))
     })
-  ).pipe(Layer.provide(Reactivity.layer))
+  ).pipe(Layer.provide(Reactivity.layer), (layer) => Layer.provideMerge(backgroundIsTheClient, layer))
 
 /**
  * The embedded database of a data directory another live process holds, through that process's channel
@@ -462,7 +483,7 @@ const channelLayer = (dataDir: string, holder: number) =>
       }
       return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Database, database))
     })
-  ).pipe(Layer.provide(Reactivity.layer))
+  ).pipe(Layer.provide(Reactivity.layer), (layer) => Layer.provideMerge(backgroundIsTheClient, layer))
 
 /**
  * The embedded database: opened here, or, when another live process holds the data directory (a

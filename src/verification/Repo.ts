@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { FOLD_LOCK } from "../platform/FoldLock.js"
+import { BackgroundSql } from "../platform/Sql.js"
 import { firstRow, rows, singleRow } from "../platform/Rows.js"
 
 /**
@@ -56,6 +57,8 @@ export const VerificationRepoLive = Layer.effect(
   VerificationRepo,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // The verification pass's reads and verdicts: connections of their own, never queued behind requests.
+    const background = yield* BackgroundSql
     return {
       latestSnapshot: sql`
         select id::int as id, snapshot as json from verification_snapshots order by id desc limit 1`.pipe(
@@ -70,16 +73,16 @@ export const VerificationRepoLive = Layer.effect(
           Effect.orDie
         ),
       pending: (limit) =>
-        sql`
+        background`
           select account_id::int as "accountId", brand_id::int as "brandId", record_key as key, bot, client_ip as "clientIp", ts
           from crawler_hits where verify_pending order by ts limit ${limit}`.pipe(rows(PendingHit), Effect.orDie),
       settle: (updates) =>
-        updates.length === 0 ? Effect.succeed(0) : sql.withTransaction(Effect.gen(function*() {
+        updates.length === 0 ? Effect.succeed(0) : background.withTransaction(Effect.gen(function*() {
           // A hit still queued for the aggregator takes its verdict in the queue (the fold counts it under
           // it); a folded one moves its counts in the rollups. The aggregator's lock keeps a fold from
           // moving hits between the two meanwhile.
-          yield* sql`select pg_advisory_xact_lock(${FOLD_LOCK}::bigint)`
-          const settled = yield* sql`
+          yield* background`select pg_advisory_xact_lock(${FOLD_LOCK}::bigint)`
+          const settled = yield* background`
             with v as (
               select * from unnest(${updates.map((u) => u.accountId)}::bigint[], ${updates.map((u) => u.brandId)}::int[],
                                    ${updates.map((u) => u.key)}::text[], ${updates.map((u) => u.verdict)}::text[])
@@ -134,11 +137,11 @@ export const VerificationRepoLive = Layer.effect(
             for (const u of updates) if (moved.has(u.brandId)) keys.set(u.brandId, u.accountId)
             const accounts = [...keys.values()]
             const brands = [...keys.keys()]
-            yield* sql`
+            yield* background`
               delete from crawler_rollup r
               using unnest(${accounts}::bigint[], ${brands}::int[]) as k(account_id, brand_id)
               where r.account_id = k.account_id and r.brand_id = k.brand_id and r.verification = 'unverified' and r.hits = 0`
-            yield* sql`
+            yield* background`
               delete from crawler_daily d
               using unnest(${accounts}::bigint[], ${brands}::int[]) as k(account_id, brand_id)
               where d.account_id = k.account_id and d.brand_id = k.brand_id and d.verification = 'unverified' and d.hits = 0`
