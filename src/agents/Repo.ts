@@ -409,34 +409,67 @@ export const AgentsRepoLive = Layer.effect(
         : ["errors", "errors", "error_uniques", "last_error"]
       const columns = sql.literal(`path, ${h} as hits, ${e} as errors, ${u} as uniques, ${ls} as last_seen`)
       const where = status === null ? [...pathClauses(query)] : [...pathClauses(query), sql`${sql.literal(h)} > 0`]
-      return { columns, where }
+      // A queued (path, bot) that is a new distinct bot of the path for the query's uniques (qp's u, ou, eu).
+      const newBot = status === null ? newBotOf.all : status._tag === "ok" ? newBotOf.ok : newBotOf.error
+      return { columns, where, newBot }
     }
+
+    /**
+     * When a queued (path, bot) adds a distinct bot to its path, given its span row `s` (none: all null):
+     * of its hits, of its oks, of its errors.
+     */
+    const newBotOf = {
+      all: sql.literal("s.hits is null"),
+      ok: sql.literal("qd.o > 0 and coalesce(s.oks, 0) = 0"),
+      error: sql.literal("qd.e > 0 and coalesce(s.errors, 0) = 0")
+    }
+
+    /** The span row of a queued (path, bot) `qd`, as `s`, for newBotOf. */
+    const spanOfQueued = (accountId: number, brandId: number, days: number) =>
+      // One index probe per queued (path, bot), whatever the plan: as a join, a generic plan expecting
+      // a row or two from qd filtered all the brand's span rows for each queued row. The limit keeps
+      // the subquery from being flattened back into such a join (the key is unique: one row at most).
+      sql`left join lateral (
+            select hits, oks, errors from crawler_span
+            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path = qd.path and bot = qd.bot
+            limit 1
+          ) s on true`
 
     /**
      * The per-path figures of a 7/30/90-day window with the brand's queued hits added, as CTEs
      * (`qd`: queued hits per (path, bot); `qp`: what they add per path; `touched`: the page span rows
      * of those paths with them added; `others`: the page span rows of the other paths), for a
      * statement that goes on with ", ...". A queued (path, bot) with no span row is a new distinct
-     * bot of the path (of its oks, its errors, when the span row had none).
+     * bot of the path (of its oks, its errors, when the span row had none). Finding that takes a probe
+     * of the span rows per queued (path, bot), 40% of the statement with a few hundred queued: with
+     * `newBots` "listed" it is left out of `touched` (its uniques are the page span's alone), and the
+     * statement adds it for the paths it lists (`newBotsOfPage`); "all" when the uniques order the list.
      */
-    const liveSpanCtes = (accountId: number, brandId: number, days: number, pathWhere: ReadonlyArray<Statement.Fragment>) =>
+    const liveSpanCtes = (
+      accountId: number,
+      brandId: number,
+      days: number,
+      pathWhere: ReadonlyArray<Statement.Fragment>,
+      newBots: "all" | "listed"
+    ) =>
       sql`
         with qd as (${queuedSpan(accountId, brandId, days, pathWhere)}
-        ), qp as (
+        ), qp as (${
+        newBots === "all"
+          ? sql`
           select qd.path, sum(qd.h)::int as h, sum(qd.o)::int as o, sum(qd.e)::int as e,
-                 (count(*) filter (where s.hits is null))::int as u,
-                 (count(*) filter (where qd.o > 0 and coalesce(s.oks, 0) = 0))::int as ou,
-                 (count(*) filter (where qd.e > 0 and coalesce(s.errors, 0) = 0))::int as eu,
+                 (count(*) filter (where ${newBotOf.all}))::int as u,
+                 (count(*) filter (where ${newBotOf.ok}))::int as ou,
+                 (count(*) filter (where ${newBotOf.error}))::int as eu,
                  max(qd.ls) as ls, max(qd.lo) as lo, max(qd.le) as le
-          -- One index probe per queued (path, bot), whatever the plan: as a join, a generic plan expecting
-          -- a row or two from qd filtered all the brand's span rows for each queued row. The limit keeps
-          -- the subquery from being flattened back into such a join (the key is unique: one row at most).
-          from qd left join lateral (
-            select hits, oks, errors from crawler_span
-            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path = qd.path and bot = qd.bot
-            limit 1
-          ) s on true
-          group by qd.path
+          from qd ${spanOfQueued(accountId, brandId, days)}
+          group by qd.path`
+          : sql`
+          select qd.path, sum(qd.h)::int as h, sum(qd.o)::int as o, sum(qd.e)::int as e, 0 as u, 0 as ou, 0 as eu,
+                 max(qd.ls) as ls, max(qd.lo) as lo, max(qd.le) as le
+          from qd
+          group by qd.path`
+      }
         ), touched as (
           -- The page span rows of the queued paths, taken in one scan with the paths in a hash ("in (...)
           -- is true" stays a hashed subplan, where a bare "in" becomes a join; "= any(array(...))" compared
@@ -457,6 +490,18 @@ export const AgentsRepoLive = Layer.effect(
           ) t
           group by path
         )`
+
+    /**
+     * For liveSpanCtes with newBots "listed": the new distinct bots (`newBot`, of perPathSpan) of the
+     * queued paths among `page`'s, as `page_new (path, n)`: a probe per queued (path, bot) of those paths.
+     * Materialized: inlined into the lookup of each listed path, it scanned every queued row per path.
+     */
+    const newBotsOfPage = (accountId: number, brandId: number, days: number, newBot: Statement.Fragment) =>
+      sql`
+        select qd.path, (count(*) filter (where ${newBot}))::int as n
+        from qd ${spanOfQueued(accountId, brandId, days)}
+        where (qd.path in (select path from page)) is true
+        group by qd.path`
 
     /** The page span rows of the paths without queued hits (`qp` of liveSpanCtes). */
     const untouched = (accountId: number, brandId: number, days: number) =>
@@ -703,8 +748,11 @@ export const AgentsRepoLive = Layer.effect(
             // The paths with queued hits (`touched`) come with them added; the page of the others is read
             // in the list's order (the by-hits index) to offset + limit rows, enough for any page since
             // only they and the touched paths can be on it.
+            // Sorted by distinct bots, every queued path needs its new ones before the sort; else only
+            // those of the page (newBotsOfPage).
+            const newBots = query.sort === "uniques" ? "all" : "listed"
             const read = sql`
-              ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query))}, page as (
+              ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query), newBots)}, page as (
                 select path, hits, errors, uniques, last_seen from (
                   (select ${perPath.columns} from crawler_page_span
                    where ${sql.and([untouched(accountId, brandId, query.days), ...perPath.where])}
@@ -719,8 +767,17 @@ export const AgentsRepoLive = Layer.effect(
                        (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
                         where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
                        (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
-              )
-              select page.path, page.hits, page.errors, page.uniques, page.last_seen, meta.total,
+              )${
+              newBots === "listed"
+                ? sql`, page_new as materialized (${newBotsOfPage(accountId, brandId, query.days, perPath.newBot)})`
+                : sql``
+            }
+              select page.path, page.hits, page.errors,
+                     ${
+              newBots === "listed"
+                ? sql`page.uniques + coalesce((select n from page_new where page_new.path = page.path), 0) as uniques`
+                : sql`page.uniques`
+            }, page.last_seen, meta.total,
                      ${botsOfPath(accountId, brandId, query, sql`page.path`)}, meta."asOf", meta."firstDay"
               from meta left join page on true
               order by ${orderBy(query.sort, query.dir)}`.pipe(
@@ -780,7 +837,7 @@ export const AgentsRepoLive = Layer.effect(
           yield* repo.ensureSpans(accountId, brandId, query.to)
           // With the queued hits of the window added (liveSpanCtes).
           return yield* sql`
-            ${liveSpanCtes(accountId, brandId, query.days, [])}
+            ${liveSpanCtes(accountId, brandId, query.days, [], "listed")}
             select path, hits, errors from (
               select path, hits, errors from crawler_page_span where ${untouched(accountId, brandId, query.days)}
               union all
