@@ -272,15 +272,31 @@ describe.skipIf(!haveChromium)("web application in headless Chromium", () => {
     await page.locator("#pages-table th[aria-sort=descending]").waitFor()
     // Every filter applies on change, no Apply button (a text field when Enter is pressed or it is left).
     expect(await page.locator("#agents-page form button[type=submit]").count()).toBe(0)
+    // Each step waits for the answer it asks for: the table of the step before is already drawn, so
+    // waiting for it says nothing about whether the new request has gone out.
+    const answered = (test: (url: string) => boolean) =>
+      page.waitForResponse((response) => {
+        const url = new URL(response.url())
+        return test(url.pathname + url.search)
+      })
+    const kpisFiltered = answered((url) => url.startsWith("/api/v1/me/brands/acme/agents?") && url.includes("kind=search_crawler"))
     await page.selectOption("select[name=kind]", "search_crawler")
     await page.waitForURL(/kind=search_crawler/)
+    await kpisFiltered
     await page.locator("#pages-range").waitFor()
+    const pagesOf25 = answered((url) => url.includes("/agents/pages?") && url.includes("limit=25"))
     await page.selectOption("select[name=limit]", "25")
     await page.waitForURL(/limit=25/)
+    await pagesOf25
     await page.locator("#pages-range").waitFor()
+    const pagesFiltered = answered((url) =>
+      url.includes("/agents/pages?") && url.includes("kind=search_crawler") && url.includes("status=ok") && url.includes("sort=errors") &&
+      url.includes("limit=25")
+    )
     await page.fill("input[name=status]", "ok")
     await page.press("input[name=status]", "Enter")
     await page.waitForURL(/status=ok/)
+    await pagesFiltered
     await page.locator("#pages-range").waitFor()
     expect(requested.some((url) => url.startsWith("/api/v1/me/brands/acme/agents?") && url.includes("kind=search_crawler"))).toBe(true)
     expect(requested.some((url) => url.includes("/agents/pages?") && url.includes("kind=search_crawler") && url.includes("status=ok") && url.includes("sort=errors") && url.includes("limit=25"))).toBe(true)
