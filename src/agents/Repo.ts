@@ -454,22 +454,16 @@ export const AgentsRepoLive = Layer.effect(
     ) =>
       sql`
         with qd as (${queuedSpan(accountId, brandId, days, pathWhere)}
-        ), qp as (${
+        ), qp as (
+          select qd.path, sum(qd.h)::int as h, sum(qd.o)::int as o, sum(qd.e)::int as e, ${
         newBots === "all"
-          ? sql`
-          select qd.path, sum(qd.h)::int as h, sum(qd.o)::int as o, sum(qd.e)::int as e,
-                 (count(*) filter (where ${newBotOf.all}))::int as u,
-                 (count(*) filter (where ${newBotOf.ok}))::int as ou,
-                 (count(*) filter (where ${newBotOf.error}))::int as eu,
-                 max(qd.ls) as ls, max(qd.lo) as lo, max(qd.le) as le
-          from qd ${spanOfQueued(accountId, brandId, days)}
-          group by qd.path`
-          : sql`
-          select qd.path, sum(qd.h)::int as h, sum(qd.o)::int as o, sum(qd.e)::int as e, 0 as u, 0 as ou, 0 as eu,
-                 max(qd.ls) as ls, max(qd.lo) as lo, max(qd.le) as le
-          from qd
-          group by qd.path`
+          ? sql`(count(*) filter (where ${newBotOf.all}))::int as u, (count(*) filter (where ${newBotOf.ok}))::int as ou,
+                 (count(*) filter (where ${newBotOf.error}))::int as eu,`
+          : sql`0 as u, 0 as ou, 0 as eu,`
       }
+                 max(qd.ls) as ls, max(qd.lo) as lo, max(qd.le) as le
+          from qd ${newBots === "all" ? spanOfQueued(accountId, brandId, days) : sql``}
+          group by qd.path
         ), touched as (
           -- The page span rows of the queued paths, taken in one scan with the paths in a hash ("in (...)
           -- is true" stays a hashed subplan, where a bare "in" becomes a join; "= any(array(...))" compared
@@ -751,6 +745,12 @@ export const AgentsRepoLive = Layer.effect(
             // Sorted by distinct bots, every queued path needs its new ones before the sort; else only
             // those of the page (newBotsOfPage).
             const newBots = query.sort === "uniques" ? "all" : "listed"
+            const listedNewBots = newBots === "listed"
+              ? {
+                cte: sql`, page_new as materialized (${newBotsOfPage(accountId, brandId, query.days, perPath.newBot)})`,
+                uniques: sql`page.uniques + coalesce((select n from page_new where page_new.path = page.path), 0) as uniques`
+              }
+              : { cte: sql``, uniques: sql`page.uniques` }
             const read = sql`
               ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query), newBots)}, page as (
                 select path, hits, errors, uniques, last_seen from (
@@ -767,17 +767,8 @@ export const AgentsRepoLive = Layer.effect(
                        (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
                         where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
                        (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
-              )${
-              newBots === "listed"
-                ? sql`, page_new as materialized (${newBotsOfPage(accountId, brandId, query.days, perPath.newBot)})`
-                : sql``
-            }
-              select page.path, page.hits, page.errors,
-                     ${
-              newBots === "listed"
-                ? sql`page.uniques + coalesce((select n from page_new where page_new.path = page.path), 0) as uniques`
-                : sql`page.uniques`
-            }, page.last_seen, meta.total,
+              )${listedNewBots.cte}
+              select page.path, page.hits, page.errors, ${listedNewBots.uniques}, page.last_seen, meta.total,
                      ${botsOfPath(accountId, brandId, query, sql`page.path`)}, meta."asOf", meta."firstDay"
               from meta left join page on true
               order by ${orderBy(query.sort, query.dir)}`.pipe(

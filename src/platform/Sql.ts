@@ -408,7 +408,7 @@ const openedLayer = (dataDir: string) =>
       }
       return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Database, database))
     })
-  ).pipe(Layer.provide(Reactivity.layer), (layer) => Layer.provideMerge(backgroundIsTheClient, layer))
+  ).pipe(Layer.provide(Reactivity.layer))
 
 /**
  * The embedded database of a data directory another live process holds, through that process's channel
@@ -483,17 +483,20 @@ const channelLayer = (dataDir: string, holder: number) =>
       }
       return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Database, database))
     })
-  ).pipe(Layer.provide(Reactivity.layer), (layer) => Layer.provideMerge(backgroundIsTheClient, layer))
+  ).pipe(Layer.provide(Reactivity.layer))
 
 /**
  * The embedded database: opened here, or, when another live process holds the data directory (a
  * server, and this is the CLI), reached through that process's channel.
  */
 const embeddedLayer = (dataDir: string) =>
-  dataDir === "memory://" ? openedLayer(dataDir) : Layer.unwrapEffect(Effect.sync(() => {
-    const holder = dataDirHolder(dataDir)
-    return holder === undefined ? openedLayer(dataDir) : channelLayer(dataDir, holder)
-  }))
+  Layer.provideMerge(
+    backgroundIsTheClient,
+    dataDir === "memory://" ? openedLayer(dataDir) : Layer.unwrapEffect(Effect.sync(() => {
+      const holder = dataDirHolder(dataDir)
+      return holder === undefined ? openedLayer(dataDir) : channelLayer(dataDir, holder)
+    }))
+  )
 
 /** SqlClient + Database from AppConfig: the server when DATABASE_URL is set, else embedded PGlite. */
 export const SqlLive = Layer.unwrapEffect(
