@@ -6,6 +6,7 @@ import { AgentsRepo } from "../../src/agents/Repo.js"
 import { HitsRepo, type HitRow } from "../../src/ingestion/HitsRepo.js"
 import { VerificationRepo } from "../../src/verification/Repo.js"
 import { retentionPass } from "../../src/agents/Retention.js"
+import { Database } from "../../src/platform/Sql.js"
 import { bearer, databaseBackends, fixedClock, makeTestApp, serverSchemaUrl, type TestApp } from "../helpers/app.js"
 import { wrappedSql } from "../helpers/gatedSql.js"
 import { twoServerMode } from "../helpers/servers.js"
@@ -306,3 +307,55 @@ for (const backend of databaseBackends()) {
     }, 120_000)
   })
 }
+
+describe.skipIf(process.env.TEST_DATABASE_URL === undefined)("rollup aggregator after its connections are terminated (PostgreSQL server)", () => {
+  it("the background pool's backends terminated for real: the schedule folds the next deliveries exactly once", async () => {
+    const app = await makeTestApp("postgres", {
+      now: NOW,
+      agents: { foldEveryMs: 20 },
+      inProcess: "it terminates its own process's backends and waits for that process's schedule"
+    })
+    try {
+      const t = await tenant(app, "growth")
+      /** Waits for this process's own schedule (no fold asked by the test) to empty the queue. */
+      const foldedBySchedule = async () => {
+        for (let attempt = 0; attempt < 250 && (await queuedOf(app, t)) > 0; attempt++) await Bun.sleep(20)
+        expect(await queuedOf(app, t)).toBe(0)
+      }
+      await send(app, t, HITS)
+      await foldedBySchedule()
+      const instance = await app.run(Effect.map(Database, (db) => db.instanceId))
+      // Every backend of this process: the requests' pool, the background pool (the schedule folds every
+      // 20 ms, so it holds one) and the LISTEN one.
+      const killed = await query<{ n: number }>(app, `
+        select count(*)::int as n from (
+          select pg_terminate_backend(pid) from pg_stat_activity
+          where datname = current_database() and application_name = $1 and pid <> pg_backend_pid()
+        ) k`, [`ai-visibility/${instance}`])
+      expect(killed[0]!.n).toBeGreaterThanOrEqual(2)
+      // The statement above ran on a request connection: terminate that one too, from outside the pools.
+      const { Client } = await import("pg")
+      const outside = new Client({ connectionString: process.env.TEST_DATABASE_URL! })
+      await outside.connect()
+      try {
+        const rest = await outside.query(
+          `select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity
+           where datname = current_database() and application_name = $1) k`,
+          [`ai-visibility/${instance}`]
+        )
+        expect(rest.rows[0].n).toBeGreaterThanOrEqual(1)
+      } finally {
+        await outside.end()
+      }
+      // The pools drop a terminated client when its error arrives; a fold on one fails, is logged, and the
+      // next tick takes a new connection.
+      await Bun.sleep(200)
+      await send(app, t, LATE)
+      await foldedBySchedule()
+      await expectFoldedExactly(app, t)
+      await expectReads(app, t, [...HITS, ...LATE])
+    } finally {
+      await app.dispose()
+    }
+  }, 120_000)
+})
