@@ -473,14 +473,17 @@ export const AgentsRepoLive = Layer.effect(
           -- probing the window once per queued path.
           select path, sum(hits)::int as hits, sum(oks)::int as oks, sum(errors)::int as errors, sum(uniques)::int as uniques,
                  sum(ok_uniques)::int as ok_uniques, sum(error_uniques)::int as error_uniques, max(last_seen) as last_seen,
-                 max(last_ok) as last_ok, max(last_error) as last_error
+                 max(last_ok) as last_ok, max(last_error) as last_error, bool_or(spanned) as spanned
           from (
             select path, h as hits, o as oks, e as errors, u as uniques, ou as ok_uniques, eu as error_uniques,
-                   ls as last_seen, lo as last_ok, le as last_error
+                   ls as last_seen, lo as last_ok, le as last_error, false as spanned
             from qp
             union all
-            select path, hits, oks, errors, uniques, ok_uniques, error_uniques, last_seen, last_ok, last_error from crawler_page_span
-            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and (path in (select path from qp)) is true
+            -- Not read at all when nothing is queued (a gate evaluated once, before the scan).
+            select path, hits, oks, errors, uniques, ok_uniques, error_uniques, last_seen, last_ok, last_error, true
+            from crawler_page_span
+            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and exists (select from qp)
+              and (path in (select path from qp)) is true
           ) t
           group by path
         )`
@@ -653,12 +656,19 @@ export const AgentsRepoLive = Layer.effect(
       Effect.gen(function*() {
         yield* sql`delete from crawler_page_span where account_id = ${accountId} and brand_id = ${brandId}`
         yield* sql`
-          insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques,
-                                         error_uniques, last_seen, last_ok, last_error)
-          select brand_id, span, path, min(account_id), sum(hits)::int, sum(oks)::int, sum(errors)::int, count(*)::int,
-                 (count(*) filter (where oks > 0))::int, (count(*) filter (where errors > 0))::int,
-                 max(last_seen), max(last_ok), max(last_error)
-          from crawler_span where account_id = ${accountId} and brand_id = ${brandId} group by brand_id, span, path`
+          with ins as (
+            insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques,
+                                           error_uniques, last_seen, last_ok, last_error)
+            select brand_id, span, path, min(account_id), sum(hits)::int, sum(oks)::int, sum(errors)::int, count(*)::int,
+                   (count(*) filter (where oks > 0))::int, (count(*) filter (where errors > 0))::int,
+                   max(last_seen), max(last_ok), max(last_error)
+            from crawler_span where account_id = ${accountId} and brand_id = ${brandId} group by brand_id, span, path
+            returning span
+          )
+          -- The windows' path counts (0028), with their rows.
+          update crawler_span_state set pages_7 = (select count(*) from ins where span = 7),
+            pages_30 = (select count(*) from ins where span = 30), pages_90 = (select count(*) from ins where span = 90)
+          where account_id = ${accountId} and brand_id = ${brandId}`
       })
 
     /**
@@ -751,6 +761,14 @@ export const AgentsRepoLive = Layer.effect(
                 uniques: sql`page.uniques + coalesce((select n from page_new where page_new.path = page.path), 0) as uniques`
               }
               : { cte: sql``, uniques: sql`page.uniques` }
+            // Every path of the window: its count (0028) and the queued paths it has no row for yet; when
+            // the query filters paths, the window's rows that match and are not queued, and the touched.
+            const total = perPath.where.length === 0
+              ? sql`coalesce((select ${sql.literal(`pages_${query.days}`)} from crawler_span_state
+                              where account_id = ${accountId} and brand_id = ${brandId}), 0)
+                    + (select count(*)::int from touched where not spanned)`
+              : sql`(select count(*)::int from crawler_page_span where ${sql.and([untouched(accountId, brandId, query.days), ...perPath.where])})
+                    + (select count(*)::int from touched where ${sql.and(perPath.where)})`
             const read = sql`
               ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query), newBots)}, page as (
                 select path, hits, errors, uniques, last_seen from (
@@ -762,8 +780,7 @@ export const AgentsRepoLive = Layer.effect(
                 ) m
                 order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}
               ), meta as (
-                select (select count(*)::int from crawler_page_span where ${sql.and([untouched(accountId, brandId, query.days), ...perPath.where])})
-                       + (select count(*)::int from touched where ${sql.and(perPath.where)}) as total,
+                select ${total} as total,
                        (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
                         where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
                        (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
@@ -1081,6 +1098,18 @@ export const AgentsRepoLive = Layer.effect(
                 last_seen = greatest(crawler_page_span.last_seen, excluded.last_seen),
                 last_ok = greatest(crawler_page_span.last_ok, excluded.last_ok),
                 last_error = greatest(crawler_page_span.last_error, excluded.last_error)
+              -- xmax = 0: a row this statement inserted (an updated one carries this transaction's lock).
+              returning account_id, brand_id, span, xmax = 0 as inserted
+            ), page_counts as (
+              -- The windows' path counts (0028) grow by the paths inserted.
+              update crawler_span_state s set pages_7 = s.pages_7 + n.n7, pages_30 = s.pages_30 + n.n30,
+                pages_90 = s.pages_90 + n.n90
+              from (
+                select account_id, brand_id, (count(*) filter (where span = 7))::int as n7,
+                       (count(*) filter (where span = 30))::int as n30, (count(*) filter (where span = 90))::int as n90
+                from page_spans where inserted group by account_id, brand_id
+              ) n
+              where s.account_id = n.account_id and s.brand_id = n.brand_id
             )
             select (select count(*) from batch)::int as folded`.pipe(singleRow(FoldedRow))
           return folded

@@ -97,6 +97,10 @@ for (const backend of databaseBackends()) {
                max(h.ts)::text as ls, (max(h.ts) filter (where ${ok}))::text as lo, (max(h.ts) filter (where ${err}))::text as le
         ${window} group by 1, 2 order by span, path collate "C"`, [brandId, day])
       expect(pages).toEqual(pagesRef)
+      // The windows' path counts, kept beside them, are their row counts.
+      const counts = await query(app, `select pages_7, pages_30, pages_90 from crawler_span_state where brand_id = $1`, [brandId])
+      const rowsOf = (span: number) => pagesRef.filter((row) => row.span === span).length
+      expect(counts).toEqual([{ pages_7: rowsOf(7), pages_30: rowsOf(30), pages_90: rowsOf(90) }])
     }
 
     /** The HTTP lists (today = the fixtures' day) equal the reference answers over `hits`. */
