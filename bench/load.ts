@@ -15,7 +15,9 @@
  *   3. Alone, each at COST_RATE (200) requests a second, open loop, COST_SECONDS (8) measured after half
  *      as long unmeasured: /agents?range=30d, /agents/pages?range=30d&limit=50 (ours), GET /brands of the
  *      baseline (the floor of an authenticated read through a bare server: a key look-up and one query),
- *      then, after the load, the 20-record delivery on ours and on the baseline. Server CPU (utime +
+ *      then, after the load, the 20-record delivery on ours and on the baseline. Each starts once the
+ *      aggregator has folded every queued hit (the seed's, the open loop's): a request's cost, not a
+ *      backlog's; a delivery's own hits are folded while it is measured. Server CPU (utime +
  *      stime of the process tree, /proc/<pid>/stat) and PostgreSQL CPU (the client backends of the
  *      round's database, /proc of each) over the measured seconds, per answered request.
  *   4. Open loop (bench/support.ts openLoop): RATE (1000) requests a second for SECONDS (60), sent on
@@ -177,7 +179,18 @@ const round = async (mix: "heavy" | "light", n: number): Promise<RoundResult> =>
       server: (await treeCpuMs(server.proc.pid)) + (baseline === undefined ? 0 : await treeCpuMs(baseline.pid)),
       pg: await backendCpu(observer, dbName)
     })
+    // Each request's cost alone is measured from a steady state: the seed's and the open loop's hits
+    // folded first (folding a backlog of tens of thousands of hits while measuring would count it
+    // against whichever request came next). A delivery's own hits are folded within its measurement.
+    const folded = async () => {
+      for (let i = 0; i < 1_200; i++) {
+        if (!(await local<Array<{ queued: boolean }>>`select exists (select 1 from crawler_fold_queue) as queued`)[0]!.queued) return
+        await Bun.sleep(100)
+      }
+      throw new Error("the fold queue did not empty in 120 s")
+    }
     const measure = async (cost: number): Promise<Cost> => {
+      await folded()
       await openLoop(costRate, costSeconds / 2, (i) => ({ kind: 0, response: costRequest(cost, i) }))
       const before = await cpu()
       const result = await openLoop(costRate, costSeconds, (i) => ({ kind: 0, response: costRequest(cost, i) }))
