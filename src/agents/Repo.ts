@@ -59,7 +59,7 @@ const PageFigures = Schema.Struct({
 /** A page of the list: with `total`, the number of paths matching (a window function over the same rows). */
 const PageFiguresRow = Schema.Struct({ ...PageFigures.fields, total: Schema.Number })
 const PageBotsRow = Schema.Struct({ path: Schema.String, bots: Schema.Array(Schema.String) })
-/** A path's bot names from its span rows (sorted) and from its queued hits (botsOfPath). */
+/** A path's bot names from its span rows (sorted) and from its queued hits (spanBotsOf, and queued_bots). */
 const QueuedBotsRow = Schema.Struct({ ...PageBotsRow.fields, queued_bots: Schema.Array(Schema.String) })
 /** The bot names of a row with its queued hits' added: sorted in byte order (the names are ASCII), each once. */
 const withQueuedBots = <A extends { readonly bots: ReadonlyArray<string>; readonly queued_bots: ReadonlyArray<string> }>(
@@ -522,17 +522,18 @@ export const AgentsRepoLive = Layer.effect(
       ])
       return sql`
         with qd as (${queued})
-        select p.path, ${botsOfPath(accountId, brandId, query, sql`p.path`)}
+        select p.path, ${spanBotsOf(accountId, brandId, query, sql`p.path`)},
+               array(select qd.bot from qd where qd.path = p.path and ${queuedBotsOf(query)}) as queued_bots
         from unnest(${paths}::text[]) as p(path)`.pipe(rows(QueuedBotsRow), Effect.map((rows) => rows.map(withQueuedBots)))
     }
 
     /**
-     * Two columns: `bots`, the sorted bot names of the span rows of one path (`path`, a column of the
-     * enclosing query), and `queued_bots`, those of its queued hits (`qd`, a CTE of the enclosing
-     * statement: queuedSpan of the same filters). withQueuedBots merges them (a union in the statement
-     * cost a sort per listed path).
+     * `bots`: the sorted bot names of the span rows of one path (`path`, a column of the enclosing
+     * query). The bot names of its queued hits come beside them as `queued_bots` (from `qd`, a CTE of
+     * the enclosing statement: queuedSpan of the same filters, where queuedBotsOf holds), and
+     * withQueuedBots merges the two (a union in the statement cost a sort per listed path).
      */
-    const botsOfPath = (accountId: number, brandId: number, query: PagesQuery, path: Statement.Fragment) => {
+    const spanBotsOf = (accountId: number, brandId: number, query: PagesQuery, path: Statement.Fragment) => {
       const where = [
         sql`s.account_id = ${accountId}`,
         sql`s.brand_id = ${brandId}`,
@@ -541,10 +542,13 @@ export const AgentsRepoLive = Layer.effect(
         ...crawlerClauses(query.filter),
         ...(spanColumns(query)?.where ?? [])
       ]
+      return sql`array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C") as bots`
+    }
+
+    /** Which queued (path, bot) rows of `qd` count among a path's bots: those with hits of the status asked. */
+    const queuedBotsOf = (query: PagesQuery) => {
       const status = query.status
-      const queued = status === null ? sql`true` : status._tag === "ok" ? sql`qd.o > 0` : sql`qd.e > 0`
-      return sql`array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C") as bots,
-                 array(select qd.bot from qd where qd.path = ${path} and ${queued}) as queued_bots`
+      return status === null ? sql`true` : status._tag === "ok" ? sql`qd.o > 0` : sql`qd.e > 0`
     }
 
     /**
@@ -784,9 +788,17 @@ export const AgentsRepoLive = Layer.effect(
                        (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
                         where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
                        (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
-              )${listedNewBots.cte}
+              )${listedNewBots.cte}, page_queued as materialized (
+                -- The queued bots of the listed paths, grouped once: looked up per listed path in the
+                -- whole of qd, they cost a scan of every queued (path, bot) per path.
+                select path, array_agg(bot) as bots from qd
+                where ${queuedBotsOf(query)} and (path in (select path from page)) is true
+                group by path
+              )
               select page.path, page.hits, page.errors, ${listedNewBots.uniques}, page.last_seen, meta.total,
-                     ${botsOfPath(accountId, brandId, query, sql`page.path`)}, meta."asOf", meta."firstDay"
+                     ${spanBotsOf(accountId, brandId, query, sql`page.path`)},
+                     coalesce((select q.bots from page_queued q where q.path = page.path), '{}') as queued_bots,
+                     meta."asOf", meta."firstDay"
               from meta left join page on true
               order by ${orderBy(query.sort, query.dir)}`.pipe(
               // The figures' row alone (no path) when the page is empty; else the page's rows, each decoded
