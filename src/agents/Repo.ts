@@ -443,7 +443,7 @@ export const AgentsRepoLive = Layer.effect(
      * bot of the path (of its oks, its errors, when the span row had none). Finding that takes a probe
      * of the span rows per queued (path, bot), 40% of the statement with a few hundred queued: with
      * `newBots` "listed" it is left out of `touched` (its uniques are the page span's alone), and the
-     * statement adds it for the paths it lists (`newBotsOfPage`); "all" when the uniques order the list.
+     * statement adds it for the paths it lists (`queuedOfPage`); "all" when the uniques order the list.
      */
     const liveSpanCtes = (
       accountId: number,
@@ -489,14 +489,18 @@ export const AgentsRepoLive = Layer.effect(
         )`
 
     /**
-     * For liveSpanCtes with newBots "listed": the new distinct bots (`newBot`, of perPathSpan) of the
-     * queued paths among `page`'s, as `page_new (path, n)`: a probe per queued (path, bot) of those paths.
-     * Materialized: inlined into the lookup of each listed path, it scanned every queued row per path.
+     * The queued (path, bot) rows of the paths `page` lists, grouped once per path as `page_queued`
+     * (listed_path, bots, n): `bots`, the names of those with hits of the status asked (queuedBotsOf); `n`, with
+     * liveSpanCtes' newBots "listed", the new distinct bots among them (`newBot`, of perPathSpan: a probe
+     * per queued (path, bot) of those paths), else 0. Materialized: inlined into the lookup of each listed
+     * path, it scanned every queued row of the brand per path.
      */
-    const newBotsOfPage = (accountId: number, brandId: number, days: number, newBot: Statement.Fragment) =>
+    const queuedOfPage = (accountId: number, brandId: number, query: PagesQuery, newBot: Statement.Fragment | null) =>
       sql`
-        select qd.path, (count(*) filter (where ${newBot}))::int as n
-        from qd ${spanOfQueued(accountId, brandId, days)}
+        -- Not named path: the statement's order by reads path from the page it is joined to.
+        select qd.path as listed_path, array_agg(qd.bot) filter (where ${queuedBotsOf(query)}) as bots,
+               ${newBot === null ? sql`0` : sql`(count(*) filter (where ${newBot}))::int`} as n
+        from qd ${newBot === null ? sql`` : spanOfQueued(accountId, brandId, query.days)}
         where (qd.path in (select path from page)) is true
         group by qd.path`
 
@@ -757,14 +761,9 @@ export const AgentsRepoLive = Layer.effect(
             // in the list's order (the by-hits index) to offset + limit rows, enough for any page since
             // only they and the touched paths can be on it.
             // Sorted by distinct bots, every queued path needs its new ones before the sort; else only
-            // those of the page (newBotsOfPage).
+            // those of the page (queuedOfPage).
             const newBots = query.sort === "uniques" ? "all" : "listed"
-            const listedNewBots = newBots === "listed"
-              ? {
-                cte: sql`, page_new as materialized (${newBotsOfPage(accountId, brandId, query.days, perPath.newBot)})`,
-                uniques: sql`page.uniques + coalesce((select n from page_new where page_new.path = page.path), 0) as uniques`
-              }
-              : { cte: sql``, uniques: sql`page.uniques` }
+            const uniques = newBots === "listed" ? sql`page.uniques + coalesce(q.n, 0) as uniques` : sql`page.uniques`
             // Every path of the window: its count (0028) and the queued paths it has no row for yet; when
             // the query filters paths, the window's rows that match and are not queued, and the touched.
             const total = perPath.where.length === 0
@@ -788,18 +787,11 @@ export const AgentsRepoLive = Layer.effect(
                        (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
                         where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
                        (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
-              )${listedNewBots.cte}, page_queued as materialized (
-                -- The queued bots of the listed paths, grouped once: looked up per listed path in the
-                -- whole of qd, they cost a scan of every queued (path, bot) per path.
-                select path, array_agg(bot) as bots from qd
-                where ${queuedBotsOf(query)} and (path in (select path from page)) is true
-                group by path
-              )
-              select page.path, page.hits, page.errors, ${listedNewBots.uniques}, page.last_seen, meta.total,
-                     ${spanBotsOf(accountId, brandId, query, sql`page.path`)},
-                     coalesce((select q.bots from page_queued q where q.path = page.path), '{}') as queued_bots,
+              ), page_queued as materialized (${queuedOfPage(accountId, brandId, query, newBots === "listed" ? perPath.newBot : null)})
+              select page.path, page.hits, page.errors, ${uniques}, page.last_seen, meta.total,
+                     ${spanBotsOf(accountId, brandId, query, sql`page.path`)}, coalesce(q.bots, '{}') as queued_bots,
                      meta."asOf", meta."firstDay"
-              from meta left join page on true
+              from meta left join page on true left join page_queued q on q.listed_path = page.path
               order by ${orderBy(query.sort, query.dir)}`.pipe(
               // The figures' row alone (no path) when the page is empty; else the page's rows, each decoded
               // as one (a union schema decoded every row twice as slowly).
