@@ -516,7 +516,7 @@ export const AgentsRepoLive = Layer.effect(
       const span = spanColumns(query)
       if (span === null) {
         return sql`
-          select path, array_agg(bot order by bot collate "C") as bots
+          select path, json_agg(bot order by bot collate "C") as bots
           from (${matching(accountId, brandId, { ...query, paths })}) m group by path`.pipe(rows(PageBotsRow))
       }
       const queued = queuedSpan(accountId, brandId, query.days, [
@@ -527,7 +527,7 @@ export const AgentsRepoLive = Layer.effect(
       return sql`
         with qd as (${queued})
         select p.path, ${spanBotsOf(accountId, brandId, query, sql`p.path`)},
-               array(select qd.bot from qd where qd.path = p.path and ${queuedBotsOf(query)}) as queued_bots
+               array_to_json(array(select qd.bot from qd where qd.path = p.path and ${queuedBotsOf(query)})) as queued_bots
         from unnest(${paths}::text[]) as p(path)`.pipe(rows(QueuedBotsRow), Effect.map((rows) => rows.map(withQueuedBots)))
     }
 
@@ -546,7 +546,7 @@ export const AgentsRepoLive = Layer.effect(
         ...crawlerClauses(query.filter),
         ...(spanColumns(query)?.where ?? [])
       ]
-      return sql`array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C") as bots`
+      return sql`array_to_json(array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C")) as bots`
     }
 
     /** Which queued (path, bot) rows of `qd` count among a path's bots: those with hits of the status asked. */
@@ -789,7 +789,7 @@ export const AgentsRepoLive = Layer.effect(
                        (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
               ), page_queued as materialized (${queuedOfPage(accountId, brandId, query, newBots === "listed" ? perPath.newBot : null)})
               select page.path, page.hits, page.errors, ${uniques}, page.last_seen, meta.total,
-                     ${spanBotsOf(accountId, brandId, query, sql`page.path`)}, coalesce(q.bots, '{}') as queued_bots,
+                     ${spanBotsOf(accountId, brandId, query, sql`page.path`)}, coalesce(array_to_json(q.bots), '[]') as queued_bots,
                      meta."asOf", meta."firstDay"
               from meta left join page on true left join page_queued q on q.listed_path = page.path
               order by ${orderBy(query.sort, query.dir)}`.pipe(
