@@ -162,6 +162,8 @@ const QueuedRow = Schema.Struct({ queued: Schema.Boolean })
 const GrownRow = Schema.Struct({ name: Schema.String })
 /** The tables a fold writes (upkeep). */
 const FOLDED_TABLES = ["crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span"] as const
+/** The tables a brand's spans are built into (ensureSpans). */
+const SPAN_TABLES = ["crawler_span", "crawler_page_span"] as const
 
 export type SpanUpdate = "current" | "rolled" | "rebuilt"
 
@@ -223,7 +225,8 @@ export interface AgentsRepoShape {
    * Makes the brand's 7/30/90-day spans end `today`: "current" when they already did, "rolled" when
    * the windows were moved forward (days leaving subtracted, new days added), "rebuilt" when rebuilt
    * from the rollup (no spans yet, a gap of 90 days or more, today before their day, or the check
-   * after rolling failed). docs/agents.md.
+   * after rolling failed). docs/agents.md. After a rebuild, span tables that have more than doubled
+   * since their statistics were taken are analyzed (a new database's plans otherwise see them empty).
    */
   readonly ensureSpans: (accountId: number, brandId: number, today: string) => Effect.Effect<SpanUpdate>
   /** Brands whose span rows end before `today`. */
@@ -260,6 +263,24 @@ export const AgentsRepoLive = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     // The aggregator's folds and upkeep: connections of their own, never queued behind requests.
     const background = yield* BackgroundSql
+
+    /**
+     * Fresh statistics for those of `tables` that have more than doubled in size since theirs were
+     * taken. A generic plan made while a table looked nearly empty (a new database, a brand's first
+     * spans) reads it in full, and its pooled connection keeps it until the table's statistics change;
+     * autovacuum may take a minute to come. The size is the file's, known at once (the live-row
+     * counts reach the statistics up to a second after a commit).
+     */
+    const analyzeGrown = (client: SqlClient.SqlClient, tables: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const grown = yield* client`
+          select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = current_schema() and c.relkind = 'r' and c.relname in ${client.in(tables)}
+            and pg_relation_size(c.oid) > 8192::bigint * (2 * greatest(c.relpages, 0) + 8)`.pipe(rows(GrownRow))
+        for (const table of tables) {
+          if (grown.some((row) => row.name === table)) yield* client.unsafe(`analyze ${table}`)
+        }
+      })
 
     const crawlerClauses = (filter: CrawlerFilter) => [
       ...(filter.bot === null ? [] : [sql`bot = ${filter.bot}`]),
@@ -957,7 +978,7 @@ export const AgentsRepoLive = Layer.effect(
           }))
           // Not interrupted when the reader that started it goes away (a client's timeout): the work
           // is committed for the next reader instead of rolled back.
-        }).pipe(Effect.uninterruptible, Effect.orDie),
+        }).pipe(Effect.tap((update) => (update === "rebuilt" ? analyzeGrown(sql, SPAN_TABLES) : Effect.void)), Effect.uninterruptible, Effect.orDie),
 
       staleSpans: (today) =>
         sql`
@@ -998,14 +1019,7 @@ export const AgentsRepoLive = Layer.effect(
 
       upkeep: Effect.gen(function*() {
         yield* background.unsafe("vacuum crawler_fold_queue, crawler_page_span")
-        const grown = yield* background`
-          select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-          where n.nspname = current_schema() and c.relkind = 'r'
-            and c.relname in ${background.in(FOLDED_TABLES)}
-            and pg_stat_get_live_tuples(c.oid) > 2 * greatest(c.reltuples, 0) + 1000`.pipe(rows(GrownRow))
-        for (const table of FOLDED_TABLES) {
-          if (grown.some((row) => row.name === table)) yield* background.unsafe(`analyze ${table}`)
-        }
+        yield* analyzeGrown(background, FOLDED_TABLES)
       }).pipe(Effect.orDie),
 
       queued: background`select exists (select 1 from crawler_fold_queue) as queued`.pipe(

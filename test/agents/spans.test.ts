@@ -223,6 +223,23 @@ for (const backend of databaseBackends()) {
       await expectExact(b, TODAY)
     })
 
+    it("a rebuild that more than doubles the span tables takes their statistics, so plans made before see them as they are", async () => {
+      const t = await tenant(app, "growth")
+      const brandId = await brandOf(t)
+      // 4,000 paths crawled today: 12,000 page span rows, far more than every other test's.
+      await query(app, `
+        insert into crawler_rollup (brand_id, day, path, bot, status, verification, account_id, vendor, kind, hits, last_seen)
+        select $1, $2::date, '/many/' || g, 'GPTBot', 200, 'verified', $3, 'OpenAI', 'training', 1, $2::date + interval '1 hour'
+        from generate_series(1, 4000) g`, [brandId, TODAY, accountOf.get(brandId)])
+      expect(await ensure(brandId, TODAY)).toBe("rebuilt")
+      const [stats] = await query<{ pages: number; stated: number; rows: number }>(app, `
+        select pg_relation_size(c.oid)::float8 / 8192 as pages, c.relpages::float8 as stated, c.reltuples::float8 as rows
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where c.relname = 'crawler_page_span' and n.nspname = current_schema()`)
+      expect(stats!.stated).toBeGreaterThanOrEqual(stats!.pages / 2)
+      expect(stats!.rows).toBeGreaterThanOrEqual(12_000)
+    })
+
     it("a sweep keeps the rollup days the 90-day window still holds, so the next roll subtracts them", async () => {
       const t = await tenant(app, "growth")
       const b = await brandOf(t)
