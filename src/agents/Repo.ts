@@ -276,7 +276,7 @@ export const AgentsRepoLive = Layer.effect(
         const grown = yield* client`
           select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
           where n.nspname = current_schema() and c.relkind = 'r' and c.relname in ${client.in(tables)}
-            and pg_relation_size(c.oid) > 8192::bigint * (2 * greatest(c.relpages, 0) + 8)`.pipe(rows(GrownRow))
+            and pg_relation_size(c.oid) > current_setting('block_size')::bigint * (2 * greatest(c.relpages, 0) + 8)`.pipe(rows(GrownRow))
         for (const table of tables) {
           if (grown.some((row) => row.name === table)) yield* client.unsafe(`analyze ${table}`)
         }
@@ -978,7 +978,18 @@ export const AgentsRepoLive = Layer.effect(
           }))
           // Not interrupted when the reader that started it goes away (a client's timeout): the work
           // is committed for the next reader instead of rolled back.
-        }).pipe(Effect.tap((update) => (update === "rebuilt" ? analyzeGrown(sql, SPAN_TABLES) : Effect.void)), Effect.uninterruptible, Effect.orDie),
+        }).pipe(
+          Effect.tap((update) =>
+            update === "rebuilt"
+              ? analyzeGrown(sql, SPAN_TABLES).pipe(
+                // Statistics are an aid to the planner: a read never fails for want of them.
+                Effect.catchAllCause((cause) => Effect.logWarning("span statistics not taken after a rebuild", cause))
+              )
+              : Effect.void
+          ),
+          Effect.uninterruptible,
+          Effect.orDie
+        ),
 
       staleSpans: (today) =>
         sql`
