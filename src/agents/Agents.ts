@@ -274,47 +274,40 @@ export const AgentsLive = Layer.effect(
         const filter = filterOf(params)
         // One after the other: two fibers joined cost the server more CPU than the second statement's
         // round trip costs in time (a join diffs the request's whole context; docs/performance.md).
-        const [daily, top] = yield* Effect.all([
-          repo.daily(accountId, brand.id, window.from, window.to, filter),
+        const [figures, top] = yield* Effect.all([
+          repo.dashboardFigures(accountId, brand.id, window.from, window.to, filter),
           topPagesOf(brand, window, filter)
         ])
         const cover = yield* coverage(brand, window.from, window.to, top.firstRollupDay)
-        let hits = 0
-        let errors = 0
         const perDay = new Map<string, { hits: number; byKind: Map<string, number> }>()
-        const bots = new Map<string, { bot: string; vendor: string; kind: AgentKind; hits: number }>()
-        const vendors = new Map<string, number>()
-        const kinds = new Map<string, number>()
-        const statuses = new Map<number | null, number>()
-        const verdicts = new Map<string, number>()
-        for (const row of daily) {
-          sumInto(verdicts, row.verification, row.hits)
-          hits += row.hits
-          if (row.status !== null && row.status >= 400) errors += row.hits
-          const day = perDay.get(row.day) ?? { hits: 0, byKind: new Map() }
-          day.hits += row.hits
-          sumInto(day.byKind, row.kind, row.hits)
-          perDay.set(row.day, day)
-          const bot = bots.get(row.bot) ?? { bot: row.bot, vendor: row.vendor, kind: storedKind(row.kind), hits: 0 }
-          bot.hits += row.hits
-          bots.set(row.bot, bot)
-          sumInto(vendors, row.vendor, row.hits)
-          sumInto(kinds, row.kind, row.hits)
-          statuses.set(row.status, (statuses.get(row.status) ?? 0) + row.hits)
-        }
+        figures.trend_day.forEach((date, i) => {
+          const n = figures.trend_hits[i]!
+          const day = perDay.get(date) ?? { hits: 0, byKind: new Map() }
+          day.hits += n
+          day.byKind.set(figures.trend_kind[i]!, n)
+          perDay.set(date, day)
+        })
+        const hits = figures.kind_hits.reduce((sum, n) => sum + n, 0)
+        const errors = figures.status.reduce((sum: number, status, i) => status !== null && status >= 400 ? sum + figures.status_hits[i]! : sum, 0)
+        const verdicts = new Map(figures.verification.map((verification, i) => [verification, figures.verification_hits[i]!]))
         return {
           range,
           filters: { bot: filter.bot, vendor: filter.vendor, kind: kindFilter(filter.kind) },
-          kpis: { hits, pages: top.total, bots: bots.size, error_rate: hits === 0 ? 0 : errors / hits },
+          kpis: { hits, pages: top.total, bots: figures.bot.length, error_rate: hits === 0 ? 0 : errors / hits },
           trend: window.list.map((date) => {
             const day = perDay.get(date)
             return { date, hits: day?.hits ?? 0, by_kind: Object.fromEntries([...(day?.byKind ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))) }
           }),
           breakdowns: {
-            by_bot: [...bots.values()].sort(byHitsThen((b) => b.bot)),
-            by_vendor: [...vendors].map(([vendor, n]) => ({ vendor, hits: n })).sort(byHitsThen((v) => v.vendor)),
-            by_kind: [...kinds].map(([kind, n]) => ({ kind: storedKind(kind), hits: n })).sort(byHitsThen((k) => k.kind)),
-            by_status: [...statuses].map(([status, n]) => ({ status, hits: n })).sort((a, b) =>
+            by_bot: figures.bot.map((bot, i) => ({
+              bot,
+              vendor: figures.bot_vendor[i]!,
+              kind: storedKind(figures.bot_kind[i]!),
+              hits: figures.bot_hits[i]!
+            })).sort(byHitsThen((b) => b.bot)),
+            by_vendor: figures.vendor.map((vendor, i) => ({ vendor, hits: figures.vendor_hits[i]! })).sort(byHitsThen((v) => v.vendor)),
+            by_kind: figures.kind.map((kind, i) => ({ kind: storedKind(kind), hits: figures.kind_hits[i]! })).sort(byHitsThen((k) => k.kind)),
+            by_status: figures.status.map((status, i) => ({ status, hits: figures.status_hits[i]! })).sort((a, b) =>
               b.hits - a.hits || (a.status ?? 1000) - (b.status ?? 1000)
             ),
             by_verification: VERDICTS.map((verification) => ({ verification, hits: verdicts.get(verification) ?? 0 }))

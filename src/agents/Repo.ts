@@ -102,6 +102,31 @@ export const DailyRow = Schema.Struct({
 })
 export type DailyRow = typeof DailyRow.Type
 
+/**
+ * GET /agents' figures of a range, summed by PostgreSQL: hits per (day, kind) for the trend, per bot
+ * (with its vendor and kind), per vendor, per kind, per status and per verdict. Each list comes as
+ * parallel json arrays (pg parses json natively; a row per (day, bot, status, verdict) grew with every
+ * bot and status code, and each of its fields was a string made in JavaScript).
+ */
+export const DashboardFiguresRow = Schema.Struct({
+  trend_day: Schema.Array(Schema.String),
+  trend_kind: Schema.Array(Schema.String),
+  trend_hits: Schema.Array(Schema.Number),
+  bot: Schema.Array(Schema.String),
+  bot_vendor: Schema.Array(Schema.String),
+  bot_kind: Schema.Array(Schema.String),
+  bot_hits: Schema.Array(Schema.Number),
+  vendor: Schema.Array(Schema.String),
+  vendor_hits: Schema.Array(Schema.Number),
+  kind: Schema.Array(Schema.String),
+  kind_hits: Schema.Array(Schema.Number),
+  status: Schema.Array(Schema.NullOr(Schema.Number)),
+  status_hits: Schema.Array(Schema.Number),
+  verification: Schema.Array(Schema.String),
+  verification_hits: Schema.Array(Schema.Number)
+})
+export type DashboardFiguresRow = typeof DashboardFiguresRow.Type
+
 export const ReferralCount = Schema.Struct({
   day: Schema.String,
   engine: Schema.String,
@@ -160,6 +185,20 @@ const FoldRow = Schema.Struct({ locked: Schema.Boolean })
 const FoldedRow = Schema.Struct({ folded: Schema.Number })
 const QueuedRow = Schema.Struct({ queued: Schema.Boolean })
 const GrownRow = Schema.Struct({ name: Schema.String })
+/**
+ * The grouping sets of GET /agents' figures (dashboardFigures) by their grouping() value over
+ * (day, kind, bot, vendor, status, verification): bits 32, 16, 8, 4, 2, 1 set for the columns a set
+ * leaves out.
+ */
+const DASHBOARD_SETS = {
+  dayKind: 8 + 4 + 2 + 1,
+  bot: 32 + 16 + 4 + 2 + 1,
+  vendor: 32 + 16 + 8 + 2 + 1,
+  kind: 32 + 8 + 4 + 2 + 1,
+  status: 32 + 16 + 8 + 4 + 1,
+  verification: 32 + 16 + 8 + 4 + 2
+} as const
+
 /** The tables a fold writes (upkeep). */
 const FOLDED_TABLES = ["crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span"] as const
 /** The tables a brand's spans are built into (ensureSpans). */
@@ -183,6 +222,14 @@ export interface PagesResult {
 export interface AgentsRepoShape {
   /** Crawler hits per (day, bot, status) in [from, to], filtered. */
   readonly daily: (accountId: number, brandId: number, from: string, to: string, filter: CrawlerFilter) => Effect.Effect<ReadonlyArray<DailyRow>>
+  /** The same hits of [from, to], filtered, summed for GET /agents (DashboardFiguresRow). */
+  readonly dashboardFigures: (
+    accountId: number,
+    brandId: number,
+    from: string,
+    to: string,
+    filter: CrawlerFilter
+  ) => Effect.Effect<DashboardFiguresRow>
   /**
    * One page of the per-path list and the number of paths matching; the spans it reads end `query.to`
    * (ensureSpans). When one statement answered it, that statement also read the brand's first rollup
@@ -768,6 +815,38 @@ export const AgentsRepoLive = Layer.effect(
             sql`to_char(day, 'YYYY-MM-DD') as day, bot, vendor, kind, status, verification, hits`
           )
         }`.pipe(Effect.orDie),
+
+      dashboardFigures: (accountId, brandId, from, to, filter) => {
+        // One pass over the range's rows: a grouping set per list, told apart by grouping()'s bits
+        // (a bit set for each column the set does not group by). array_agg's of one query level see
+        // the rows in the same order, so the arrays of a list stay parallel. Six group-bys of their
+        // own cost PostgreSQL more than this one (docs/performance.md).
+        const list = (set: keyof typeof DASHBOARD_SETS, columns: ReadonlyArray<readonly [string, string]>) =>
+          columns.map(([expr, name]) => `coalesce(array_to_json(array_agg(${expr}) filter (where g = ${DASHBOARD_SETS[set]})), '[]') as ${name}`)
+        const select = [
+          ...list("dayKind", [["day", "trend_day"], ["kind", "trend_kind"], ["hits", "trend_hits"]]),
+          ...list("bot", [["bot", "bot"], ["bot_vendor", "bot_vendor"], ["bot_kind", "bot_kind"], ["hits", "bot_hits"]]),
+          ...list("vendor", [["vendor", "vendor"], ["hits", "vendor_hits"]]),
+          ...list("kind", [["kind", "kind"], ["hits", "kind_hits"]]),
+          ...list("status", [["status", "status"], ["hits", "status_hits"]]),
+          ...list("verification", [["verification", "verification"], ["hits", "verification_hits"]])
+        ].join(",\n")
+        return sql`
+          with g as (
+            select grouping(day, kind, bot, vendor, status, verification) as g, to_char(day, 'YYYY-MM-DD') as day,
+                   kind, bot, vendor, status, verification, min(vendor) as bot_vendor, min(kind) as bot_kind, sum(hits)::int as hits
+            from (${
+          liveDaily(
+            accountId,
+            brandId,
+            [sql`day between ${from}::date and ${to}::date`, ...crawlerClauses(filter)],
+            sql`day, bot, vendor, kind, status, verification, hits`
+          )
+        }) d
+            group by grouping sets ((day, kind), (bot), (vendor), (kind), (status), (verification))
+          )
+          select ${sql.literal(select)} from g`.pipe(singleRow(DashboardFiguresRow), Effect.orDie)
+      },
 
       pages: (accountId, brandId, query) =>
         Effect.gen(function*() {

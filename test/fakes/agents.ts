@@ -1,5 +1,14 @@
 import { Effect, Layer } from "effect"
-import { AgentsRepo, type CrawlerFilter, folderPrefix, type PageRow, type PagesQuery } from "../../src/agents/Repo.js"
+import {
+  AgentsRepo,
+  type AgentsRepoShape,
+  type CrawlerFilter,
+  type DailyRow,
+  type DashboardFiguresRow,
+  folderPrefix,
+  type PageRow,
+  type PagesQuery
+} from "../../src/agents/Repo.js"
 import type { FakeHitsStore } from "./ingestion.js"
 
 /**
@@ -52,26 +61,66 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
     )
   }
 
+  /** The daily rows summed as the SQL repository sums them for GET /agents. */
+  const figuresOf = (rows: ReadonlyArray<DailyRow>): DashboardFiguresRow => {
+    const sums = <K>(key: (row: DailyRow) => K) => {
+      const out = new Map<K, { row: DailyRow; hits: number }>()
+      for (const row of rows) {
+        const k = key(row)
+        const sum = out.get(k) ?? { row, hits: 0 }
+        sum.hits += row.hits
+        out.set(k, sum)
+      }
+      return [...out.values()]
+    }
+    const trend = sums((row) => `${row.day}|${row.kind}`)
+    const bots = sums((row) => row.bot)
+    const vendors = sums((row) => row.vendor)
+    const kinds = sums((row) => row.kind)
+    const statuses = sums((row) => row.status)
+    const verdicts = sums((row) => row.verification)
+    return {
+      trend_day: trend.map((s) => s.row.day),
+      trend_kind: trend.map((s) => s.row.kind),
+      trend_hits: trend.map((s) => s.hits),
+      bot: bots.map((s) => s.row.bot),
+      bot_vendor: bots.map((s) => s.row.vendor),
+      bot_kind: bots.map((s) => s.row.kind),
+      bot_hits: bots.map((s) => s.hits),
+      vendor: vendors.map((s) => s.row.vendor),
+      vendor_hits: vendors.map((s) => s.hits),
+      kind: kinds.map((s) => s.row.kind),
+      kind_hits: kinds.map((s) => s.hits),
+      status: statuses.map((s) => s.row.status),
+      status_hits: statuses.map((s) => s.hits),
+      verification: verdicts.map((s) => s.row.verification),
+      verification_hits: verdicts.map((s) => s.hits)
+    }
+  }
+
+  const daily: AgentsRepoShape["daily"] = (accountId, brandId, from, to, filter) =>
+    Effect.sync(() => {
+      const out = new Map<
+        string,
+        { day: string; bot: string; vendor: string; kind: string; status: number | null; verification: string; hits: number }
+      >()
+      for (const hit of store.hits) {
+        if (hit.accountId !== accountId || hit.brandId !== brandId || !matches(hit, filter)) continue
+        const day = dayOf(hit.ts)
+        if (day < from || day > to) continue
+        const verification = hit.verification ?? "unverified"
+        const key = `${day}|${hit.bot}|${hit.status}|${verification}`
+        const row = out.get(key) ??
+          { day, bot: hit.bot, vendor: hit.vendor, kind: hit.kind, status: hit.status, verification, hits: 0 }
+        row.hits++
+        out.set(key, row)
+      }
+      return [...out.values()]
+    })
+
   return Layer.succeed(AgentsRepo, {
-    daily: (accountId, brandId, from, to, filter) =>
-      Effect.sync(() => {
-        const out = new Map<
-          string,
-          { day: string; bot: string; vendor: string; kind: string; status: number | null; verification: string; hits: number }
-        >()
-        for (const hit of store.hits) {
-          if (hit.accountId !== accountId || hit.brandId !== brandId || !matches(hit, filter)) continue
-          const day = dayOf(hit.ts)
-          if (day < from || day > to) continue
-          const verification = hit.verification ?? "unverified"
-          const key = `${day}|${hit.bot}|${hit.status}|${verification}`
-          const row = out.get(key) ??
-            { day, bot: hit.bot, vendor: hit.vendor, kind: hit.kind, status: hit.status, verification, hits: 0 }
-          row.hits++
-          out.set(key, row)
-        }
-        return [...out.values()]
-      }),
+    daily,
+    dashboardFigures: (accountId, brandId, from, to, filter) => Effect.map(daily(accountId, brandId, from, to, filter), figuresOf),
     pages: (accountId, brandId, query) =>
       Effect.sync(() => {
         const rows = pageRows(accountId, brandId, query)
