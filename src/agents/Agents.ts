@@ -287,27 +287,39 @@ export const AgentsLive = Layer.effect(
           day.byKind.set(figures.trend_kind[i]!, n)
           perDay.set(date, day)
         })
-        const hits = figures.kind_hits.reduce((sum, n) => sum + n, 0)
-        const errors = figures.status.reduce((sum: number, status, i) => status !== null && status >= 400 ? sum + figures.status_hits[i]! : sum, 0)
-        const verdicts = new Map(figures.verification.map((verification, i) => [verification, figures.verification_hits[i]!]))
+        let hits = 0
+        let errors = 0
+        const bots = new Map<string, { bot: string; vendor: string; kind: AgentKind; hits: number }>()
+        const vendors = new Map<string, number>()
+        const kinds = new Map<string, number>()
+        const statuses = new Map<number | null, number>()
+        const verdicts = new Map<string, number>()
+        figures.bot.forEach((name, i) => {
+          const n = figures.hits[i]!
+          const status = figures.status[i]!
+          hits += n
+          if (status !== null && status >= 400) errors += n
+          const bot = bots.get(name) ?? { bot: name, vendor: figures.vendor[i]!, kind: storedKind(figures.kind[i]!), hits: 0 }
+          bot.hits += n
+          bots.set(name, bot)
+          sumInto(vendors, figures.vendor[i]!, n)
+          sumInto(kinds, figures.kind[i]!, n)
+          statuses.set(status, (statuses.get(status) ?? 0) + n)
+          sumInto(verdicts, figures.verification[i]!, n)
+        })
         return {
           range,
           filters: { bot: filter.bot, vendor: filter.vendor, kind: kindFilter(filter.kind) },
-          kpis: { hits, pages: top.total, bots: figures.bot.length, error_rate: hits === 0 ? 0 : errors / hits },
+          kpis: { hits, pages: top.total, bots: bots.size, error_rate: hits === 0 ? 0 : errors / hits },
           trend: window.list.map((date) => {
             const day = perDay.get(date)
             return { date, hits: day?.hits ?? 0, by_kind: Object.fromEntries([...(day?.byKind ?? [])].sort(([a], [b]) => (a < b ? -1 : 1))) }
           }),
           breakdowns: {
-            by_bot: figures.bot.map((bot, i) => ({
-              bot,
-              vendor: figures.bot_vendor[i]!,
-              kind: storedKind(figures.bot_kind[i]!),
-              hits: figures.bot_hits[i]!
-            })).sort(byHitsThen((b) => b.bot)),
-            by_vendor: figures.vendor.map((vendor, i) => ({ vendor, hits: figures.vendor_hits[i]! })).sort(byHitsThen((v) => v.vendor)),
-            by_kind: figures.kind.map((kind, i) => ({ kind: storedKind(kind), hits: figures.kind_hits[i]! })).sort(byHitsThen((k) => k.kind)),
-            by_status: figures.status.map((status, i) => ({ status, hits: figures.status_hits[i]! })).sort((a, b) =>
+            by_bot: [...bots.values()].sort(byHitsThen((b) => b.bot)),
+            by_vendor: [...vendors].map(([vendor, n]) => ({ vendor, hits: n })).sort(byHitsThen((v) => v.vendor)),
+            by_kind: [...kinds].map(([kind, n]) => ({ kind: storedKind(kind), hits: n })).sort(byHitsThen((k) => k.kind)),
+            by_status: [...statuses].map(([status, n]) => ({ status, hits: n })).sort((a, b) =>
               b.hits - a.hits || (a.status ?? 1000) - (b.status ?? 1000)
             ),
             by_verification: VERDICTS.map((verification) => ({ verification, hits: verdicts.get(verification) ?? 0 }))

@@ -74,27 +74,17 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
       return [...out.values()]
     }
     const trend = sums((row) => `${row.day}|${row.kind}`)
-    const bots = sums((row) => row.bot)
-    const vendors = sums((row) => row.vendor)
-    const kinds = sums((row) => row.kind)
-    const statuses = sums((row) => row.status)
-    const verdicts = sums((row) => row.verification)
+    const breakdown = sums((row) => JSON.stringify([row.bot, row.vendor, row.kind, row.status, row.verification]))
     return {
       trend_day: trend.map((s) => s.row.day),
       trend_kind: trend.map((s) => s.row.kind),
       trend_hits: trend.map((s) => s.hits),
-      bot: bots.map((s) => s.row.bot),
-      bot_vendor: bots.map((s) => s.row.vendor),
-      bot_kind: bots.map((s) => s.row.kind),
-      bot_hits: bots.map((s) => s.hits),
-      vendor: vendors.map((s) => s.row.vendor),
-      vendor_hits: vendors.map((s) => s.hits),
-      kind: kinds.map((s) => s.row.kind),
-      kind_hits: kinds.map((s) => s.hits),
-      status: statuses.map((s) => s.row.status),
-      status_hits: statuses.map((s) => s.hits),
-      verification: verdicts.map((s) => s.row.verification),
-      verification_hits: verdicts.map((s) => s.hits)
+      bot: breakdown.map((s) => s.row.bot),
+      vendor: breakdown.map((s) => s.row.vendor),
+      kind: breakdown.map((s) => s.row.kind),
+      status: breakdown.map((s) => s.row.status),
+      verification: breakdown.map((s) => s.row.verification),
+      hits: breakdown.map((s) => s.hits)
     }
   }
 
