@@ -76,7 +76,8 @@ export const startServer = async (env: Record<string, string>, port: number, cor
       ...(process.env.SERVER_BUN_OPTIONS ? { BUN_OPTIONS: process.env.SERVER_BUN_OPTIONS } : {}),
       ...env
     },
-    stdout: "ignore",
+    // SERVER_STDOUT=1 shows the server's log lines (a 503's cause, say) among the bench's output.
+    stdout: process.env.SERVER_STDOUT ? "inherit" : "ignore",
     stderr: "inherit"
   })
   const base = `http://127.0.0.1:${port}`
