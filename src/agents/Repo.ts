@@ -806,7 +806,8 @@ export const AgentsRepoLive = Layer.effect(
         }`.pipe(Effect.orDie),
 
       dashboardFigures: (accountId, brandId, from, to, filter) => {
-        // One pass over the range's rows, the two lists told apart by grouping(). array_agg's of one
+        // One pass over the range's rows, the two lists told apart by grouping(); the sums stay bigint (a
+        // bot's hits over 90 days may pass an int's range; json carries them as numbers). array_agg's of one
         // query level see the rows in the same order, so the arrays of a list stay parallel. Measured
         // against the rows summed in the server and against a group-by per breakdown:
         // docs/performance.md.
@@ -819,7 +820,7 @@ export const AgentsRepoLive = Layer.effect(
         return sql`
           with g as (
             select grouping(day, kind, bot, vendor, status, verification) as g, to_char(day, 'YYYY-MM-DD') as day,
-                   kind, bot, vendor, status, verification, sum(hits)::int as hits
+                   kind, bot, vendor, status, verification, sum(hits) as hits
             from (${
           liveDaily(
             accountId,
