@@ -188,6 +188,16 @@ const GrownRow = Schema.Struct({ name: Schema.String })
 const TREND_SET = 8 + 4 + 2 + 1
 const BREAKDOWN_SET = 32
 
+/** One json array per column of a grouping set's rows (array_agg over the rows of that set only). */
+const setArrays = (set: number, columns: ReadonlyArray<readonly [column: string, name: string]>) =>
+  columns.map(([column, name]) => `coalesce(array_to_json(array_agg(${column}) filter (where g = ${set})), '[]') as ${name}`)
+
+/** The select list of dashboardFigures (DashboardFiguresRow's columns), made once. */
+const DASHBOARD_FIGURES_COLUMNS = [
+  ...setArrays(TREND_SET, [["day", "trend_day"], ["kind", "trend_kind"], ["hits", "trend_hits"]]),
+  ...setArrays(BREAKDOWN_SET, ["bot", "vendor", "kind", "status", "verification", "hits"].map((c) => [c, c] as const))
+].join(", ")
+
 /** The tables a fold writes (upkeep). */
 const FOLDED_TABLES = ["crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span"] as const
 /** The tables a brand's spans are built into (ensureSpans). */
@@ -805,19 +815,13 @@ export const AgentsRepoLive = Layer.effect(
           )
         }`.pipe(Effect.orDie),
 
-      dashboardFigures: (accountId, brandId, from, to, filter) => {
-        // One pass over the range's rows, the two lists told apart by grouping(); the sums stay bigint (a
-        // bot's hits over 90 days may pass an int's range; json carries them as numbers). array_agg's of one
-        // query level see the rows in the same order, so the arrays of a list stay parallel. Measured
-        // against the rows summed in the server and against a group-by per breakdown:
-        // docs/performance.md.
-        const list = (set: number, columns: ReadonlyArray<readonly [string, string]>) =>
-          columns.map(([column, name]) => `coalesce(array_to_json(array_agg(${column}) filter (where g = ${set})), '[]') as ${name}`)
-        const select = [
-          ...list(TREND_SET, [["day", "trend_day"], ["kind", "trend_kind"], ["hits", "trend_hits"]]),
-          ...list(BREAKDOWN_SET, ["bot", "vendor", "kind", "status", "verification", "hits"].map((c) => [c, c] as const))
-        ].join(", ")
-        return sql`
+      // One pass over the range's rows, the two lists told apart by grouping(); the sums stay bigint (a
+      // bot's hits over 90 days may pass an int's range; json carries them as numbers). array_agg's of one
+      // query level see the rows in the same order, so the arrays of a list stay parallel. Measured
+      // against the rows summed in the server and against a group-by per breakdown:
+      // docs/performance.md.
+      dashboardFigures: (accountId, brandId, from, to, filter) =>
+        sql`
           with g as (
             select grouping(day, kind, bot, vendor, status, verification) as g, to_char(day, 'YYYY-MM-DD') as day,
                    kind, bot, vendor, status, verification, sum(hits) as hits
@@ -831,8 +835,7 @@ export const AgentsRepoLive = Layer.effect(
         }) d
             group by grouping sets ((day, kind), (bot, vendor, kind, status, verification))
           )
-          select ${sql.literal(select)} from g`.pipe(singleRow(DashboardFiguresRow), Effect.orDie)
-      },
+          select ${sql.literal(DASHBOARD_FIGURES_COLUMNS)} from g`.pipe(singleRow(DashboardFiguresRow), Effect.orDie),
 
       pages: (accountId, brandId, query) =>
         Effect.gen(function*() {
