@@ -139,12 +139,16 @@ const spansEndingYesterday = async () => {
     where r.brand_id = ${brandId} and r.day between d.y - (w.span - 1) and d.y
     group by r.brand_id, w.span, r.path, r.bot`)
   await db.unsafe(`delete from crawler_page_span where brand_id = ${brandId}`)
+  // One row per path, each window's figures in its columns (migration 0029).
   await db.unsafe(`
-    insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques, error_uniques,
-                                   last_seen, last_ok, last_error)
-    select brand_id, span, path, min(account_id), sum(hits)::int, sum(oks)::int, sum(errors)::int, count(*)::int,
-           (count(*) filter (where oks > 0))::int, (count(*) filter (where errors > 0))::int, max(last_seen), max(last_ok), max(last_error)
-    from crawler_span where brand_id = ${brandId} group by brand_id, span, path`)
+    insert into crawler_page_span (brand_id, path, account_id, ${[7, 30, 90].map((w) => `hits_${w}, oks_${w}, errors_${w}, uniques_${w},
+                                   ok_uniques_${w}, error_uniques_${w}, last_seen_${w}, last_ok_${w}, last_error_${w}`).join(", ")})
+    select brand_id, path, min(account_id), ${[7, 30, 90].map((w) => `coalesce(sum(hits) filter (where span = ${w}), 0),
+           coalesce(sum(oks) filter (where span = ${w}), 0), coalesce(sum(errors) filter (where span = ${w}), 0),
+           count(*) filter (where span = ${w}), count(*) filter (where span = ${w} and oks > 0),
+           count(*) filter (where span = ${w} and errors > 0), max(last_seen) filter (where span = ${w}),
+           max(last_ok) filter (where span = ${w}), max(last_error) filter (where span = ${w})`).join(", ")}
+    from crawler_span where brand_id = ${brandId} group by brand_id, path`)
   await db.unsafe(`update crawler_span_state set as_of = (now() at time zone 'UTC')::date - 1 where brand_id = ${brandId}`)
   await db.unsafe(`vacuum analyze crawler_span, crawler_page_span`)
 }

@@ -198,6 +198,73 @@ const DASHBOARD_FIGURES_COLUMNS = [
   ...setArrays(BREAKDOWN_SET, ["bot", "vendor", "kind", "status", "verification", "hits"].map((c) => [c, c] as const))
 ].join(", ")
 
+/** The windows the spans hold, in days (crawler_span's `span`; crawler_page_span's column suffixes). */
+const WINDOWS = [7, 30, 90] as const
+
+/** The bit of a window in crawler_page_span.entered (migration 0029). */
+const ENTERED_BIT: Readonly<Record<typeof WINDOWS[number], number>> = { 7: 1, 30: 2, 90: 4 }
+
+/** A page span window's counted columns (0 where the path has no hit in it) and its times (null then). */
+const PAGE_SUMS = ["hits", "oks", "errors", "uniques", "ok_uniques", "error_uniques"] as const
+const PAGE_TIMES = ["last_seen", "last_ok", "last_error"] as const
+
+/** Every window's columns of crawler_page_span, in one order (the rebuild's and the fold's inserts). */
+const PAGE_WINDOW_COLUMNS = WINDOWS.flatMap((w) => [...PAGE_SUMS, ...PAGE_TIMES].map((c) => `${c}_${w}`)).join(", ")
+
+/** One list of expressions per window, joined in WINDOWS' order (to match PAGE_WINDOW_COLUMNS). */
+const perWindow = (expressions: (window: number) => ReadonlyArray<string>) => WINDOWS.flatMap(expressions).join(", ")
+
+/** PAGE_WINDOW_COLUMNS of a path from its crawler_span rows (one per window and bot): uniques counts the bots. */
+const PAGE_REBUILD_LIST = perWindow((w) => {
+  const of = `filter (where span = ${w})`
+  return [
+    `coalesce(sum(hits) ${of}, 0)::int`,
+    `coalesce(sum(oks) ${of}, 0)::int`,
+    `coalesce(sum(errors) ${of}, 0)::int`,
+    `(count(*) ${of})::int`,
+    `(count(*) filter (where span = ${w} and oks > 0))::int`,
+    `(count(*) filter (where span = ${w} and errors > 0))::int`,
+    `max(last_seen) ${of}`,
+    `max(last_ok) ${of}`,
+    `max(last_error) ${of}`
+  ]
+})
+
+/**
+ * PAGE_WINDOW_COLUMNS of a path from the fold's span delta rows `x` (one per window and bot: h, o, e,
+ * the times, and `post`, the span row's totals after the fold): a row whose total equals what the fold
+ * added was empty before, a new distinct bot of the path (of its oks, its errors).
+ */
+const PAGE_FOLD_LIST = perWindow((w) => {
+  const of = `filter (where x.span = ${w})`
+  return [
+    `coalesce(sum(x.h) ${of}, 0)::int`,
+    `coalesce(sum(x.o) ${of}, 0)::int`,
+    `coalesce(sum(x.e) ${of}, 0)::int`,
+    `(count(*) filter (where x.span = ${w} and (x.post ->> 0)::int = x.h))::int`,
+    `(count(*) filter (where x.span = ${w} and x.o > 0 and (x.post ->> 1)::int = x.o))::int`,
+    `(count(*) filter (where x.span = ${w} and x.e > 0 and (x.post ->> 2)::int = x.e))::int`,
+    `max(x.ls) ${of}`,
+    `max(x.lo) ${of}`,
+    `max(x.le) ${of}`
+  ]
+})
+
+/** The windows a new page span row of the fold enters (ENTERED_BIT of each with hits), and an updated one's. */
+const ENTERED_NEW = WINDOWS.map((w) => `${ENTERED_BIT[w]} * (count(*) filter (where x.span = ${w}) > 0)::int`).join(" + ")
+const ENTERED_UPDATED = WINDOWS.map((w) =>
+  `${ENTERED_BIT[w]} * (crawler_page_span.hits_${w} = 0 and excluded.hits_${w} > 0)::int`
+).join(" + ")
+
+/** Per brand, the paths of the fold's returned page span rows that entered each window: n7, n30, n90. */
+const ENTERED_COUNTS = WINDOWS.map((w) => `(count(*) filter (where entered & ${ENTERED_BIT[w]} > 0))::int as n${w}`).join(", ")
+
+/** The fold's update of a page span row: each window's sums added, its times the later. */
+const PAGE_WINDOW_UPDATE = WINDOWS.flatMap((w) => [
+  ...PAGE_SUMS.map((c) => `${c}_${w} = crawler_page_span.${c}_${w} + excluded.${c}_${w}`),
+  ...PAGE_TIMES.map((c) => `${c}_${w} = greatest(crawler_page_span.${c}_${w}, excluded.${c}_${w})`)
+]).join(", ")
+
 /** The tables a fold writes (upkeep). */
 const FOLDED_TABLES = ["crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span"] as const
 /** The tables a brand's spans are built into (ensureSpans). */
@@ -503,6 +570,19 @@ export const AgentsRepoLive = Layer.effect(
           ) s on true`
 
     /**
+     * The page span rows of the brand's `days`-day window (its paths with hits in it), with that window's
+     * columns under their plain names (hits, oks, ..., last_error). A subquery the planner pulls up: a
+     * read's order and conditions on those names go to the window's own columns and by-hits index.
+     */
+    const pageWindow = (accountId: number, brandId: number, days: number) => {
+      // Every caller reads a window the spans hold (perPathSpan, errorPaths' 7/30/90): a defect otherwise.
+      if (!WINDOWS.some((w) => w === days)) throw new Error(`no page span window of ${days} days`)
+      const columns = [...PAGE_SUMS, ...PAGE_TIMES].map((c) => `${c}_${days} as ${c}`).join(", ")
+      return sql`(select path, ${sql.literal(columns)} from crawler_page_span
+                  where account_id = ${accountId} and brand_id = ${brandId} and ${sql.literal(`hits_${days}`)} > 0)`
+    }
+
+    /**
      * The per-path figures of a 7/30/90-day window with the brand's queued hits added, as CTEs
      * (`qd`: queued hits per (path, bot); `qp`: what they add per path; `touched`: the page span rows
      * of those paths with them added; `others`: the page span rows of the other paths), for a
@@ -548,9 +628,8 @@ export const AgentsRepoLive = Layer.effect(
             union all
             -- Not read at all when nothing is queued (a gate evaluated once, before the scan).
             select path, hits, oks, errors, uniques, ok_uniques, error_uniques, last_seen, last_ok, last_error, true
-            from crawler_page_span
-            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and exists (select from qp)
-              and (path in (select path from qp)) is true
+            from ${pageWindow(accountId, brandId, days)} w
+            where exists (select from qp) and (path in (select path from qp)) is true
           ) t
           group by path
         )`
@@ -571,9 +650,8 @@ export const AgentsRepoLive = Layer.effect(
         where (qd.path in (select path from page)) is true
         group by qd.path`
 
-    /** The page span rows of the paths without queued hits (`qp` of liveSpanCtes). */
-    const untouched = (accountId: number, brandId: number, days: number) =>
-      sql`account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path not in (select path from qp)`
+    /** Of a window's page span rows (pageWindow), those of the paths without queued hits (`qp` of liveSpanCtes). */
+    const untouched = sql`path not in (select path from qp)`
 
     /**
      * The bot names of one page of paths. From the spans, one index probe per path: a filter on the
@@ -638,7 +716,7 @@ export const AgentsRepoLive = Layer.effect(
     const orderBy = (sort: PageSort, dir: "asc" | "desc") =>
       sql.literal(sort === "path" ? `path collate "C" ${dir}` : `${sort} ${dir}, path collate "C" asc`)
 
-    const SPANS: ReadonlyArray<number> = [7, 30, 90]
+    const SPANS: ReadonlyArray<number> = WINDOWS
 
     /**
      * The windows `spans` of the brand, from the rollup days they cover (ending today): one pass over
@@ -732,17 +810,14 @@ export const AgentsRepoLive = Layer.effect(
         yield* sql`delete from crawler_page_span where account_id = ${accountId} and brand_id = ${brandId}`
         yield* sql`
           with ins as (
-            insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques,
-                                           error_uniques, last_seen, last_ok, last_error)
-            select brand_id, span, path, min(account_id), sum(hits)::int, sum(oks)::int, sum(errors)::int, count(*)::int,
-                   (count(*) filter (where oks > 0))::int, (count(*) filter (where errors > 0))::int,
-                   max(last_seen), max(last_ok), max(last_error)
-            from crawler_span where account_id = ${accountId} and brand_id = ${brandId} group by brand_id, span, path
-            returning span
+            insert into crawler_page_span (brand_id, path, account_id, ${sql.literal(PAGE_WINDOW_COLUMNS)})
+            select brand_id, path, min(account_id), ${sql.literal(PAGE_REBUILD_LIST)}
+            from crawler_span where account_id = ${accountId} and brand_id = ${brandId} group by brand_id, path
+            returning hits_7, hits_30, hits_90
           )
           -- The windows' path counts (0028), with their rows.
-          update crawler_span_state set pages_7 = (select count(*) from ins where span = 7),
-            pages_30 = (select count(*) from ins where span = 30), pages_90 = (select count(*) from ins where span = 90)
+          update crawler_span_state set pages_7 = (select count(*) from ins where hits_7 > 0),
+            pages_30 = (select count(*) from ins where hits_30 > 0), pages_90 = (select count(*) from ins where hits_90 > 0)
           where account_id = ${accountId} and brand_id = ${brandId}`
       })
 
@@ -852,6 +927,7 @@ export const AgentsRepoLive = Layer.effect(
             // Sorted by distinct bots, every queued path needs its new ones before the sort; else only
             // those of the page (queuedOfPage).
             const newBots = query.sort === "uniques" ? "all" : "listed"
+            const window = pageWindow(accountId, brandId, query.days)
             const uniques = newBots === "listed" ? sql`page.uniques + coalesce(q.n, 0) as uniques` : sql`page.uniques`
             // Every path of the window: its count (0028) and the queued paths it has no row for yet; when
             // the query filters paths, the window's rows that match and are not queued, and the touched.
@@ -859,13 +935,13 @@ export const AgentsRepoLive = Layer.effect(
               ? sql`coalesce((select ${sql.literal(`pages_${query.days}`)} from crawler_span_state
                               where account_id = ${accountId} and brand_id = ${brandId}), 0)
                     + (select count(*)::int from touched where not spanned)`
-              : sql`(select count(*)::int from crawler_page_span where ${sql.and([untouched(accountId, brandId, query.days), ...perPath.where])})
+              : sql`(select count(*)::int from ${window} w where ${sql.and([untouched, ...perPath.where])})
                     + (select count(*)::int from touched where ${sql.and(perPath.where)})`
             const read = sql`
               ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query), newBots)}, page as (
                 select path, hits, errors, uniques, last_seen from (
-                  (select ${perPath.columns} from crawler_page_span
-                   where ${sql.and([untouched(accountId, brandId, query.days), ...perPath.where])}
+                  (select ${perPath.columns} from ${window} w
+                   where ${sql.and([untouched, ...perPath.where])}
                    order by ${orderBy(query.sort, query.dir)} limit ${query.offset + query.limit})
                   union all
                   select ${perPath.columns} from touched where ${sql.and(perPath.where)}
@@ -940,7 +1016,7 @@ export const AgentsRepoLive = Layer.effect(
           return yield* sql`
             ${liveSpanCtes(accountId, brandId, query.days, [], "listed")}
             select path, hits, errors from (
-              select path, hits, errors from crawler_page_span where ${untouched(accountId, brandId, query.days)}
+              select path, hits, errors from ${pageWindow(accountId, brandId, query.days)} w where ${untouched}
               union all
               select path, hits, errors from touched
             ) p
@@ -1168,17 +1244,14 @@ export const AgentsRepoLive = Layer.effect(
                                       jsonb_build_array(hits, oks, errors)) as m
               from spans
             ), page_spans as (
-              -- The per-path totals (0006). A span row whose total after the upsert equals what this
-              -- statement added was empty before: a new distinct bot of the path (of its oks, its errors).
+              -- The per-path totals (0029: one row per path, a window's figures in its columns). A span
+              -- row whose total after the upsert equals what this statement added was empty before: a new
+              -- distinct bot of the path (of its oks, its errors).
               -- Each delta row finds its upserted row in a map by key (span_post), not through a join:
               -- a generic plan expecting a row or two from each side joined them in a nested loop that
               -- cost the square of the rows (docs/performance.md).
-              insert into crawler_page_span (brand_id, span, path, account_id, hits, oks, errors, uniques, ok_uniques, error_uniques,
-                                             last_seen, last_ok, last_error)
-              select x.brand_id, x.span, x.path, x.account_id, sum(x.h)::int, sum(x.o)::int, sum(x.e)::int,
-                     (count(*) filter (where (x.post ->> 0)::int = x.h))::int,
-                     (count(*) filter (where x.o > 0 and (x.post ->> 1)::int = x.o))::int,
-                     (count(*) filter (where x.e > 0 and (x.post ->> 2)::int = x.e))::int, max(x.ls), max(x.lo), max(x.le)
+              insert into crawler_page_span (brand_id, path, account_id, ${sql.literal(PAGE_WINDOW_COLUMNS)}, entered)
+              select x.brand_id, x.path, x.account_id, ${sql.literal(PAGE_FOLD_LIST)}, ${sql.literal(ENTERED_NEW)}
               from (
                 -- The map is built once (an init plan); offset 0 keeps post one lookup per row, not one per use.
                 select d.*, (select m from span_post) ->
@@ -1186,25 +1259,17 @@ export const AgentsRepoLive = Layer.effect(
                 from span_delta d
                 offset 0
               ) x
-              group by x.account_id, x.brand_id, x.span, x.path
-              on conflict (account_id, brand_id, span, path) do update set
-                hits = crawler_page_span.hits + excluded.hits, oks = crawler_page_span.oks + excluded.oks,
-                errors = crawler_page_span.errors + excluded.errors, uniques = crawler_page_span.uniques + excluded.uniques,
-                ok_uniques = crawler_page_span.ok_uniques + excluded.ok_uniques,
-                error_uniques = crawler_page_span.error_uniques + excluded.error_uniques,
-                last_seen = greatest(crawler_page_span.last_seen, excluded.last_seen),
-                last_ok = greatest(crawler_page_span.last_ok, excluded.last_ok),
-                last_error = greatest(crawler_page_span.last_error, excluded.last_error)
-              -- xmax = 0: a row this statement inserted (an updated one carries this transaction's lock).
-              returning account_id, brand_id, span, xmax = 0 as inserted
+              group by x.account_id, x.brand_id, x.path
+              on conflict (account_id, brand_id, path) do update set
+                ${sql.literal(PAGE_WINDOW_UPDATE)}, entered = ${sql.literal(ENTERED_UPDATED)}
+              returning account_id, brand_id, entered
             ), page_counts as (
-              -- The windows' path counts (0028) grow by the paths inserted.
+              -- The windows' path counts (0028) grow by the paths that entered them.
               update crawler_span_state s set pages_7 = s.pages_7 + n.n7, pages_30 = s.pages_30 + n.n30,
                 pages_90 = s.pages_90 + n.n90
               from (
-                select account_id, brand_id, (count(*) filter (where span = 7))::int as n7,
-                       (count(*) filter (where span = 30))::int as n30, (count(*) filter (where span = 90))::int as n90
-                from page_spans where inserted group by account_id, brand_id
+                select account_id, brand_id, ${sql.literal(ENTERED_COUNTS)}
+                from page_spans where entered > 0 group by account_id, brand_id
               ) n
               where s.account_id = n.account_id and s.brand_id = n.brand_id
             )
