@@ -128,26 +128,28 @@ console.log(`first read of the brand (builds the 7/30/90-day spans from the roll
 // SQL), then the first read of today moves them forward (days leaving subtracted, today added).
 const spansEndingYesterday = async () => {
   await db.unsafe(`delete from crawler_span where brand_id = ${brandId}`)
+  // One row per (path, bot), each window's figures in its columns (migration 0030).
   await db.unsafe(`
-    insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen, last_ok, last_error)
-    select r.brand_id, w.span, r.path, r.bot, min(r.account_id), min(r.vendor), min(r.kind), sum(r.hits)::int,
-           coalesce(sum(r.hits) filter (where r.status between 200 and 399), 0)::int,
-           coalesce(sum(r.hits) filter (where r.status >= 400), 0)::int, max(r.last_seen),
-           max(r.last_seen) filter (where r.status between 200 and 399), max(r.last_seen) filter (where r.status >= 400)
-    from crawler_rollup r cross join (values (7), (30), (90)) as w(span),
-         (select (now() at time zone 'UTC')::date - 1 as y) d
-    where r.brand_id = ${brandId} and r.day between d.y - (w.span - 1) and d.y
-    group by r.brand_id, w.span, r.path, r.bot`)
+    insert into crawler_span (brand_id, path, bot, account_id, vendor, kind, ${[7, 30, 90].map((w) =>
+      `hits_${w}, oks_${w}, errors_${w}, last_seen_${w}, last_ok_${w}, last_error_${w}`).join(", ")})
+    select r.brand_id, r.path, r.bot, min(r.account_id), min(r.vendor), min(r.kind), ${[7, 30, 90].map((w) => {
+      const of = `filter (where r.day >= d.y - ${w - 1})`
+      const ok = `filter (where r.day >= d.y - ${w - 1} and r.status between 200 and 399)`
+      const err = `filter (where r.day >= d.y - ${w - 1} and r.status >= 400)`
+      return `coalesce(sum(r.hits) ${of}, 0), coalesce(sum(r.hits) ${ok}, 0), coalesce(sum(r.hits) ${err}, 0),
+           max(r.last_seen) ${of}, max(r.last_seen) ${ok}, max(r.last_seen) ${err}`
+    }).join(", ")}
+    from crawler_rollup r, (select (now() at time zone 'UTC')::date - 1 as y) d
+    where r.brand_id = ${brandId} and r.day between d.y - 89 and d.y
+    group by r.brand_id, r.path, r.bot`)
   await db.unsafe(`delete from crawler_page_span where brand_id = ${brandId}`)
   // One row per path, each window's figures in its columns (migration 0029).
   await db.unsafe(`
     insert into crawler_page_span (brand_id, path, account_id, ${[7, 30, 90].map((w) => `hits_${w}, oks_${w}, errors_${w}, uniques_${w},
                                    ok_uniques_${w}, error_uniques_${w}, last_seen_${w}, last_ok_${w}, last_error_${w}`).join(", ")})
-    select brand_id, path, min(account_id), ${[7, 30, 90].map((w) => `coalesce(sum(hits) filter (where span = ${w}), 0),
-           coalesce(sum(oks) filter (where span = ${w}), 0), coalesce(sum(errors) filter (where span = ${w}), 0),
-           count(*) filter (where span = ${w}), count(*) filter (where span = ${w} and oks > 0),
-           count(*) filter (where span = ${w} and errors > 0), max(last_seen) filter (where span = ${w}),
-           max(last_ok) filter (where span = ${w}), max(last_error) filter (where span = ${w})`).join(", ")}
+    select brand_id, path, min(account_id), ${[7, 30, 90].map((w) => `sum(hits_${w}), sum(oks_${w}), sum(errors_${w}),
+           count(*) filter (where hits_${w} > 0), count(*) filter (where oks_${w} > 0), count(*) filter (where errors_${w} > 0),
+           max(last_seen_${w}), max(last_ok_${w}), max(last_error_${w})`).join(", ")}
     from crawler_span where brand_id = ${brandId} group by brand_id, path`)
   await db.unsafe(`update crawler_span_state set as_of = (now() at time zone 'UTC')::date - 1 where brand_id = ${brandId}`)
   await db.unsafe(`vacuum analyze crawler_span, crawler_page_span`)

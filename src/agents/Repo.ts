@@ -201,6 +201,24 @@ const DASHBOARD_FIGURES_COLUMNS = [
 /** The windows the spans hold, in days (crawler_span's `span`; crawler_page_span's column suffixes). */
 const WINDOWS = [7, 30, 90] as const
 
+/** A span window's counted columns (0 where the (path, bot) has no hit in it) and its times (null then). */
+const SPAN_SUMS = ["hits", "oks", "errors"] as const
+const SPAN_TIMES = ["last_seen", "last_ok", "last_error"] as const
+
+/** The crawler_span columns of some windows, in their order. */
+const spanWindowColumns = (windows: ReadonlyArray<number>) =>
+  windows.flatMap((w) => [...SPAN_SUMS, ...SPAN_TIMES].map((c) => `${c}_${w}`)).join(", ")
+
+/** An upsert's update of the crawler_span columns of some windows: each window's sums added, its times the later. */
+const spanWindowUpdate = (windows: ReadonlyArray<number>) =>
+  windows.flatMap((w) => [
+    ...SPAN_SUMS.map((c) => `${c}_${w} = crawler_span.${c}_${w} + excluded.${c}_${w}`),
+    ...SPAN_TIMES.map((c) => `${c}_${w} = greatest(crawler_span.${c}_${w}, excluded.${c}_${w})`)
+  ]).join(", ")
+
+/** A crawler_span row `s` as one (span, h, o, e) row per window. */
+const SPAN_WINDOW_ROWS = WINDOWS.map((w) => `(${w}, s.hits_${w}, s.oks_${w}, s.errors_${w})`).join(", ")
+
 /** The bit of a window in crawler_page_span.entered (migration 0029). */
 const ENTERED_BIT: Readonly<Record<typeof WINDOWS[number], number>> = { 7: 1, 30: 2, 90: 4 }
 
@@ -214,36 +232,55 @@ const PAGE_WINDOW_COLUMNS = WINDOWS.flatMap((w) => [...PAGE_SUMS, ...PAGE_TIMES]
 /** One list of expressions per window, joined in WINDOWS' order (to match PAGE_WINDOW_COLUMNS). */
 const perWindow = (expressions: (window: number) => ReadonlyArray<string>) => WINDOWS.flatMap(expressions).join(", ")
 
-/** PAGE_WINDOW_COLUMNS of a path from its crawler_span rows (one per window and bot): uniques counts the bots. */
-const PAGE_REBUILD_LIST = perWindow((w) => {
+/** PAGE_WINDOW_COLUMNS of a path from its crawler_span rows (one per bot): uniques counts the bots with hits in the window. */
+const PAGE_REBUILD_LIST = perWindow((w) => [
+  `coalesce(sum(hits_${w}), 0)::int`,
+  `coalesce(sum(oks_${w}), 0)::int`,
+  `coalesce(sum(errors_${w}), 0)::int`,
+  `(count(*) filter (where hits_${w} > 0))::int`,
+  `(count(*) filter (where oks_${w} > 0))::int`,
+  `(count(*) filter (where errors_${w} > 0))::int`,
+  `max(last_seen_${w})`,
+  `max(last_ok_${w})`,
+  `max(last_error_${w})`
+])
+
+/**
+ * The fold's span delta rows (one per window, path and bot: h, o, e, ls, lo, le) as the crawler_span
+ * columns of every window (spanWindowColumns), per (path, bot).
+ */
+const SPAN_FOLD_LIST = WINDOWS.flatMap((w) => {
   const of = `filter (where span = ${w})`
   return [
-    `coalesce(sum(hits) ${of}, 0)::int`,
-    `coalesce(sum(oks) ${of}, 0)::int`,
-    `coalesce(sum(errors) ${of}, 0)::int`,
-    `(count(*) ${of})::int`,
-    `(count(*) filter (where span = ${w} and oks > 0))::int`,
-    `(count(*) filter (where span = ${w} and errors > 0))::int`,
-    `max(last_seen) ${of}`,
-    `max(last_ok) ${of}`,
-    `max(last_error) ${of}`
+    `coalesce(sum(h) ${of}, 0)::int`,
+    `coalesce(sum(o) ${of}, 0)::int`,
+    `coalesce(sum(e) ${of}, 0)::int`,
+    `max(ls) ${of}`,
+    `max(lo) ${of}`,
+    `max(le) ${of}`
   ]
-})
+}).join(", ")
+
+/** The span row totals the fold's upsert returns, in this order (its `post` array per (path, bot)). */
+const SPAN_POST_LIST = WINDOWS.flatMap((w) => SPAN_SUMS.map((c) => `${c}_${w}`))
+const SPAN_POST = SPAN_POST_LIST.join(", ")
 
 /**
  * PAGE_WINDOW_COLUMNS of a path from the fold's span delta rows `x` (one per window and bot: h, o, e,
- * the times, and `post`, the span row's totals after the fold): a row whose total equals what the fold
- * added was empty before, a new distinct bot of the path (of its oks, its errors).
+ * the times, and `post`, the bot's span row totals after the fold, SPAN_POST): a window whose total
+ * equals what the fold added was empty before, a new distinct bot of the path (of its oks, its errors).
  */
 const PAGE_FOLD_LIST = perWindow((w) => {
   const of = `filter (where x.span = ${w})`
+  // The window's hits, oks and errors in `post` (SPAN_POST's order).
+  const [h, o, e] = SPAN_SUMS.map((c) => SPAN_POST_LIST.indexOf(`${c}_${w}`))
   return [
     `coalesce(sum(x.h) ${of}, 0)::int`,
     `coalesce(sum(x.o) ${of}, 0)::int`,
     `coalesce(sum(x.e) ${of}, 0)::int`,
-    `(count(*) filter (where x.span = ${w} and (x.post ->> 0)::int = x.h))::int`,
-    `(count(*) filter (where x.span = ${w} and x.o > 0 and (x.post ->> 1)::int = x.o))::int`,
-    `(count(*) filter (where x.span = ${w} and x.e > 0 and (x.post ->> 2)::int = x.e))::int`,
+    `(count(*) filter (where x.span = ${w} and (x.post ->> ${h})::int = x.h))::int`,
+    `(count(*) filter (where x.span = ${w} and x.o > 0 and (x.post ->> ${o})::int = x.o))::int`,
+    `(count(*) filter (where x.span = ${w} and x.e > 0 and (x.post ->> ${e})::int = x.e))::int`,
     `max(x.ls) ${of}`,
     `max(x.lo) ${of}`,
     `max(x.le) ${of}`
@@ -503,7 +540,7 @@ export const AgentsRepoLive = Layer.effect(
         return sql`
           select path, bot, sum(h) as h, sum(e) as e, max(ls) as ls from (
             select path, bot, ${sql.literal(span.h)} as h, ${sql.literal(span.e)} as e, ${sql.literal(span.ls)} as ls
-            from crawler_span where span = ${query.days} and ${sql.and([...where, ...span.where])}
+            from ${spanWindow(accountId, brandId, query.days)} s where ${sql.and([...where.slice(2), ...span.where])}
             union all
             select path, bot, h, e, ls from (${queued}) q
           ) s
@@ -564,23 +601,39 @@ export const AgentsRepoLive = Layer.effect(
       // a row or two from qd filtered all the brand's span rows for each queued row. The limit keeps
       // the subquery from being flattened back into such a join (the key is unique: one row at most).
       sql`left join lateral (
-            select hits, oks, errors from crawler_span
-            where account_id = ${accountId} and brand_id = ${brandId} and span = ${days} and path = qd.path and bot = qd.bot
+            select w.hits, w.oks, w.errors from ${spanWindow(accountId, brandId, days)} w
+            where w.path = qd.path and w.bot = qd.bot
             limit 1
           ) s on true`
 
     /**
-     * The page span rows of the brand's `days`-day window (its paths with hits in it), with that window's
-     * columns under their plain names (hits, oks, ..., last_error). A subquery the planner pulls up: a
-     * read's order and conditions on those names go to the window's own columns and by-hits index.
+     * The rows of a span table of the brand's `days`-day window (those with hits in it), with that
+     * window's columns under their plain names (hits, oks, ..., last_error) beside `keys`. A subquery
+     * the planner pulls up: a read's order and conditions on those names go to the window's own
+     * columns (and, for the page spans, the window's by-hits index).
      */
-    const pageWindow = (accountId: number, brandId: number, days: number) => {
-      // Every caller reads a window the spans hold (perPathSpan, errorPaths' 7/30/90): a defect otherwise.
-      if (!WINDOWS.some((w) => w === days)) throw new Error(`no page span window of ${days} days`)
-      const columns = [...PAGE_SUMS, ...PAGE_TIMES].map((c) => `${c}_${days} as ${c}`).join(", ")
-      return sql`(select path, ${sql.literal(columns)} from crawler_page_span
+    const windowOf = (
+      table: "crawler_span" | "crawler_page_span",
+      keys: string,
+      columns: ReadonlyArray<string>,
+      accountId: number,
+      brandId: number,
+      days: number
+    ) => {
+      // Every caller reads a window the spans hold (spanColumns, perPathSpan, errorPaths' 7/30/90): a defect otherwise.
+      if (!WINDOWS.some((w) => w === days)) throw new Error(`no span window of ${days} days`)
+      const list = columns.map((c) => `${c}_${days} as ${c}`).join(", ")
+      return sql`(select ${sql.literal(keys)}, ${sql.literal(list)} from ${sql.literal(table)}
                   where account_id = ${accountId} and brand_id = ${brandId} and ${sql.literal(`hits_${days}`)} > 0)`
     }
+
+    /** The crawler_span rows (path, bot, vendor, kind) of a window: windowOf. */
+    const spanWindow = (accountId: number, brandId: number, days: number) =>
+      windowOf("crawler_span", "path, bot, vendor, kind", [...SPAN_SUMS, ...SPAN_TIMES], accountId, brandId, days)
+
+    /** The crawler_page_span rows (path) of a window: windowOf. */
+    const pageWindow = (accountId: number, brandId: number, days: number) =>
+      windowOf("crawler_page_span", "path", [...PAGE_SUMS, ...PAGE_TIMES], accountId, brandId, days)
 
     /**
      * The per-path figures of a 7/30/90-day window with the brand's queued hits added, as CTEs
@@ -683,15 +736,11 @@ export const AgentsRepoLive = Layer.effect(
      * withQueuedBots merges the two (a union in the statement cost a sort per listed path).
      */
     const spanBotsOf = (accountId: number, brandId: number, query: PagesQuery, path: Statement.Fragment) => {
-      const where = [
-        sql`s.account_id = ${accountId}`,
-        sql`s.brand_id = ${brandId}`,
-        sql`s.span = ${query.days}`,
-        sql`s.path = ${path}`,
-        ...crawlerClauses(query.filter),
-        ...(spanColumns(query)?.where ?? [])
-      ]
-      return sql`array_to_json(array(select s.bot from crawler_span s where ${sql.and(where)} order by s.bot collate "C")) as bots`
+      // The crawler filter's and the status' columns are the window's own (unqualified, they name s's first).
+      const where = [sql`s.path = ${path}`, ...crawlerClauses(query.filter), ...(spanColumns(query)?.where ?? [])]
+      return sql`array_to_json(array(
+        select s.bot from ${spanWindow(accountId, brandId, query.days)} s where ${sql.and(where)} order by s.bot collate "C"
+      )) as bots`
     }
 
     /** Which queued (path, bot) rows of `qd` count among a path's bots: those with hits of the status asked. */
@@ -720,88 +769,109 @@ export const AgentsRepoLive = Layer.effect(
 
     /**
      * The windows `spans` of the brand, from the rollup days they cover (ending today): one pass over
-     * the longest window's rollup rows, each (path, bot) group giving its figures for every window
-     * (age = days before today; a window of N days holds ages 0 to N - 1).
+     * the longest window's rollup rows, each (path, bot) group giving its columns of every window asked
+     * (age = days before today; a window of N days holds ages 0 to N - 1). The other windows' columns
+     * are left as they are (a row new here has none of their hits: 0 and null), so a rebuild of some
+     * windows goes before the roll of the others (ensureSpans).
      */
     const rebuildSpans = (accountId: number, brandId: number, today: string, spans: ReadonlyArray<number>) =>
       Effect.gen(function*() {
         const longest = Math.max(...spans)
-        const perWindow = (agg: "sum" | "max", column: string, cond: string) =>
-          sql.literal(`array[${SPANS.map((span) => `${agg}(${column}) filter (where age < ${span}${cond})`).join(", ")}]`)
-        const ok = " and status between 200 and 399"
-        const err = " and status >= 400"
-        yield* sql`delete from crawler_span where account_id = ${accountId} and brand_id = ${brandId} and span = any(${spans}::int[])`
+        const columns = sql.literal(spanWindowColumns(spans))
+        const ok = "and status between 200 and 399"
+        const err = "and status >= 400"
+        const figures = sql.literal(spans.flatMap((w) => [
+          `coalesce(sum(hits) filter (where age < ${w}), 0)::int`,
+          `coalesce(sum(hits) filter (where age < ${w} ${ok}), 0)::int`,
+          `coalesce(sum(hits) filter (where age < ${w} ${err}), 0)::int`,
+          `max(last_seen) filter (where age < ${w})`,
+          `max(last_seen) filter (where age < ${w} ${ok})`,
+          `max(last_seen) filter (where age < ${w} ${err})`
+        ]).join(", "))
+        if (spans.length === SPANS.length) {
+          yield* sql`delete from crawler_span where account_id = ${accountId} and brand_id = ${brandId}`
+        } else {
+          const cleared = sql.literal(spans.flatMap((w) => [
+            ...SPAN_SUMS.map((c) => `${c}_${w} = 0`),
+            ...SPAN_TIMES.map((c) => `${c}_${w} = null`)
+          ]).join(", "))
+          yield* sql`update crawler_span set ${cleared} where account_id = ${accountId} and brand_id = ${brandId}`
+        }
         // Hash aggregation of (paths x bots) groups with 18 aggregates: room to stay in memory.
         yield* sql`set local work_mem = '64MB'`
         yield* sql`
-          insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen,
-                                    last_ok, last_error)
-          select ${brandId}, w.span, g.path, g.bot, g.account_id, g.vendor, g.kind, g.h[w.i::int]::int, coalesce(g.o[w.i::int], 0)::int,
-                 coalesce(g.e[w.i::int], 0)::int, g.ls[w.i::int], g.lo[w.i::int], g.le[w.i::int]
+          insert into crawler_span (brand_id, path, bot, account_id, vendor, kind, ${columns})
+          select ${brandId}, path, bot, min(account_id), min(vendor), min(kind), ${figures}
           from (
-            select path, bot, min(account_id) as account_id, min(vendor) as vendor, min(kind) as kind,
-                   ${perWindow("sum", "hits", "")} as h, ${perWindow("sum", "hits", ok)} as o, ${perWindow("sum", "hits", err)} as e,
-                   ${perWindow("max", "last_seen", "")} as ls, ${perWindow("max", "last_seen", ok)} as lo,
-                   ${perWindow("max", "last_seen", err)} as le
-            from (
-              select r.*, (${today}::date - r.day) as age from crawler_rollup r
-              where r.account_id = ${accountId} and r.brand_id = ${brandId}
-                and r.day between ${today}::date - ${longest - 1}::int and ${today}::date
-            ) r
-            group by path, bot
-          ) g
-          cross join unnest(${SPANS}::int[]) with ordinality as w(span, i)
-          where g.h[w.i::int] is not null and w.span = any(${spans}::int[])`
+            select r.*, (${today}::date - r.day) as age from crawler_rollup r
+            where r.account_id = ${accountId} and r.brand_id = ${brandId}
+              and r.day between ${today}::date - ${longest - 1}::int and ${today}::date
+          ) r
+          group by path, bot
+          on conflict (account_id, brand_id, path, bot) do update set ${
+          sql.literal(spans.flatMap((w) => [...SPAN_SUMS, ...SPAN_TIMES].map((c) => `${c}_${w} = excluded.${c}_${w}`)).join(", "))
+        }`
       })
 
     /**
      * Moves the windows `spans` from ending `asOf` to ending `today` (0 < today - asOf < each span):
-     * subtracts the rollup days that left each window, drops the rows left without hits, adds the days
-     * after asOf. The spans held exactly their windows' hits (the rebuild/ingestion invariant), so they
-     * still do. A row's last_seen (last_ok, last_error) is a maximum, and the days leaving are older
-     * than every day staying or added: it only leaves with all of the row's (ok, error) hits, when the
-     * row is dropped (last_ok, last_error set to null).
+     * subtracts the rollup days that left each window, adds the days after asOf, drops the rows left
+     * without hits in the 90 days. The spans held exactly their windows' hits (the rebuild/ingestion
+     * invariant), so they still do. A window's last_seen (last_ok, last_error) is a maximum, and the
+     * days leaving are older than every day staying or added: it only leaves with all of the window's
+     * (ok, error) hits, when it becomes null. The 90-day window is always among `spans` (a gap of 90
+     * days or more rebuilds every window), and it holds the others: a row without hits in it has none.
      */
     const rollSpans = (accountId: number, brandId: number, asOf: string, today: string, spans: ReadonlyArray<number>) =>
       Effect.gen(function*() {
+        const shortest = Math.min(...spans)
+        const longest = Math.max(...spans)
+        const ok = "and status between 200 and 399"
+        const err = "and status >= 400"
+        // Per window, the days leaving it, asOf - (N - 1) to today - N: ages (days before today) N to gap + N - 1.
+        const gap = Math.round((dayMs(today) - dayMs(asOf)) / DAY_MS)
+        const leaving = (w: number) => `age between ${w} and ${gap + w - 1}`
+        const left = sql.literal(spans.flatMap((w) => [
+          `coalesce(sum(hits) filter (where ${leaving(w)}), 0)::int as hits_${w}`,
+          `coalesce(sum(hits) filter (where ${leaving(w)} ${ok}), 0)::int as oks_${w}`,
+          `coalesce(sum(hits) filter (where ${leaving(w)} ${err}), 0)::int as errors_${w}`
+        ]).join(", "))
+        const subtracted = sql.literal(spans.flatMap((w) => [
+          ...SPAN_SUMS.map((c) => `${c}_${w} = c.${c}_${w} - s.${c}_${w}`),
+          `last_seen_${w} = case when c.hits_${w} = s.hits_${w} then null else c.last_seen_${w} end`,
+          `last_ok_${w} = case when c.oks_${w} = s.oks_${w} then null else c.last_ok_${w} end`,
+          `last_error_${w} = case when c.errors_${w} = s.errors_${w} then null else c.last_error_${w} end`
+        ]).join(", "))
         yield* sql`
-          update crawler_span c set hits = c.hits - s.hits, oks = c.oks - s.oks, errors = c.errors - s.errors,
-            last_ok = case when c.oks = s.oks then null else c.last_ok end,
-            last_error = case when c.errors = s.errors then null else c.last_error end
+          update crawler_span c set ${subtracted}
           from (
-            select w.span, r.path, r.bot, sum(r.hits)::int as hits,
-                   coalesce(sum(r.hits) filter (where r.status between 200 and 399), 0)::int as oks,
-                   coalesce(sum(r.hits) filter (where r.status >= 400), 0)::int as errors
-            from unnest(${spans}::int[]) as w(span)
-            join crawler_rollup r
-              on r.account_id = ${accountId} and r.brand_id = ${brandId}
-                and r.day between ${asOf}::date - (w.span - 1) and ${today}::date - w.span
-            group by w.span, r.path, r.bot
-          ) s
-          where c.account_id = ${accountId} and c.brand_id = ${brandId} and c.span = s.span and c.path = s.path and c.bot = s.bot`
-        yield* sql`
-          delete from crawler_span
-          where account_id = ${accountId} and brand_id = ${brandId} and span = any(${spans}::int[]) and hits = 0`
-        yield* sql`
-          insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen,
-                                    last_ok, last_error)
-          select ${brandId}, w.span, s.path, s.bot, s.account_id, s.vendor, s.kind, s.hits, s.oks, s.errors, s.last_seen,
-                 s.last_ok, s.last_error
-          from (
-            select path, bot, min(account_id) as account_id, min(vendor) as vendor, min(kind) as kind, sum(hits)::int as hits,
-                   coalesce(sum(hits) filter (where status between 200 and 399), 0)::int as oks,
-                   coalesce(sum(hits) filter (where status >= 400), 0)::int as errors, max(last_seen) as last_seen,
-                   max(last_seen) filter (where status between 200 and 399) as last_ok,
-                   max(last_seen) filter (where status >= 400) as last_error
-            from crawler_rollup
-            where account_id = ${accountId} and brand_id = ${brandId} and day > ${asOf}::date and day <= ${today}::date
+            select path, bot, ${left}
+            from (
+              select r.*, (${today}::date - r.day) as age from crawler_rollup r
+              where r.account_id = ${accountId} and r.brand_id = ${brandId}
+                and r.day between ${asOf}::date - ${longest - 1}::int and ${today}::date - ${shortest}::int
+            ) r
             group by path, bot
-          ) s cross join unnest(${spans}::int[]) as w(span)
-          on conflict (account_id, brand_id, span, path, bot) do update set
-            hits = crawler_span.hits + excluded.hits, oks = crawler_span.oks + excluded.oks,
-            errors = crawler_span.errors + excluded.errors, last_seen = greatest(crawler_span.last_seen, excluded.last_seen),
-            last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
-            last_error = greatest(crawler_span.last_error, excluded.last_error)`
+          ) s
+          where c.account_id = ${accountId} and c.brand_id = ${brandId} and c.path = s.path and c.bot = s.bot`
+        // The days after asOf are in every window rolled: the same figures added to each.
+        const added = sql.literal(spans.flatMap(() => [
+          "sum(hits)::int",
+          `coalesce(sum(hits) filter (where true ${ok}), 0)::int`,
+          `coalesce(sum(hits) filter (where true ${err}), 0)::int`,
+          "max(last_seen)",
+          `max(last_seen) filter (where true ${ok})`,
+          `max(last_seen) filter (where true ${err})`
+        ]).join(", "))
+        yield* sql`
+          insert into crawler_span (brand_id, path, bot, account_id, vendor, kind, ${sql.literal(spanWindowColumns(spans))})
+          select ${brandId}, path, bot, min(account_id), min(vendor), min(kind), ${added}
+          from crawler_rollup
+          where account_id = ${accountId} and brand_id = ${brandId} and day > ${asOf}::date and day <= ${today}::date
+          group by path, bot
+          on conflict (account_id, brand_id, path, bot) do update set ${sql.literal(spanWindowUpdate(spans))}`
+        // Last: a row a rebuild of the shorter windows just made has no 90-day figures until the days added.
+        yield* sql`delete from crawler_span where account_id = ${accountId} and brand_id = ${brandId} and hits_90 = 0`
       })
 
     /** crawler_page_span of the brand from its crawler_span rows (same windows, summed over bots). */
@@ -830,8 +900,9 @@ export const AgentsRepoLive = Layer.effect(
         sql`
           select exists (
             select 1
-            from (select span::int as span, bot, sum(hits)::bigint as h, sum(oks)::bigint as o, sum(errors)::bigint as e
-                  from crawler_span where account_id = ${accountId} and brand_id = ${brandId} group by span, bot) a
+            from (select v.span, s.bot, sum(v.h)::bigint as h, sum(v.o)::bigint as o, sum(v.e)::bigint as e
+                  from crawler_span s cross join lateral (values ${sql.literal(SPAN_WINDOW_ROWS)}) as v(span, h, o, e)
+                  where s.account_id = ${accountId} and s.brand_id = ${brandId} and v.h > 0 group by v.span, s.bot) a
             full join (
               select w.span, d.bot, sum(d.hits)::bigint as h,
                      coalesce(sum(d.hits) filter (where d.status between 200 and 399), 0)::bigint as o,
@@ -1229,19 +1300,17 @@ export const AgentsRepoLive = Layer.effect(
               where (i.ts at time zone 'UTC')::date between s.as_of - (w.span - 1) and s.as_of
               group by i.account_id, i.brand_id, w.span, i.path, i.bot
             ), spans as (
-              insert into crawler_span (brand_id, span, path, bot, account_id, vendor, kind, hits, oks, errors, last_seen, last_ok,
-                                        last_error)
-              select brand_id, span, path, bot, account_id, vendor, kind, h, o, e, ls, lo, le from span_delta
-              on conflict (account_id, brand_id, span, path, bot) do update set
-                hits = crawler_span.hits + excluded.hits, oks = crawler_span.oks + excluded.oks,
-                errors = crawler_span.errors + excluded.errors, last_seen = greatest(crawler_span.last_seen, excluded.last_seen),
-                last_ok = greatest(crawler_span.last_ok, excluded.last_ok),
-                last_error = greatest(crawler_span.last_error, excluded.last_error)
-              returning account_id, brand_id, span, path, bot, hits, oks, errors
+              -- One row per (path, bot), each window's figures in its columns (0030).
+              insert into crawler_span (brand_id, path, bot, account_id, vendor, kind, ${sql.literal(spanWindowColumns(WINDOWS))})
+              select brand_id, path, bot, account_id, min(vendor), min(kind), ${sql.literal(SPAN_FOLD_LIST)}
+              from span_delta
+              group by account_id, brand_id, path, bot
+              on conflict (account_id, brand_id, path, bot) do update set ${sql.literal(spanWindowUpdate(WINDOWS))}
+              returning account_id, brand_id, path, bot, ${sql.literal(SPAN_POST)}
             ), span_post as (
-              -- The upserted span rows' totals by key (a bot name holds no chr(1)).
-              select jsonb_object_agg(account_id::text || chr(1) || brand_id::text || chr(1) || bot || chr(1) || span::text || chr(1) || path,
-                                      jsonb_build_array(hits, oks, errors)) as m
+              -- The upserted span rows' totals by key (a bot name holds no chr(1)): SPAN_POST's values.
+              select jsonb_object_agg(account_id::text || chr(1) || brand_id::text || chr(1) || bot || chr(1) || path,
+                                      jsonb_build_array(${sql.literal(SPAN_POST)})) as m
               from spans
             ), page_spans as (
               -- The per-path totals (0029: one row per path, a window's figures in its columns). A span
@@ -1255,7 +1324,7 @@ export const AgentsRepoLive = Layer.effect(
               from (
                 -- The map is built once (an init plan); offset 0 keeps post one lookup per row, not one per use.
                 select d.*, (select m from span_post) ->
-                         (d.account_id::text || chr(1) || d.brand_id::text || chr(1) || d.bot || chr(1) || d.span::text || chr(1) || d.path) as post
+                         (d.account_id::text || chr(1) || d.brand_id::text || chr(1) || d.bot || chr(1) || d.path) as post
                 from span_delta d
                 offset 0
               ) x

@@ -416,7 +416,7 @@ for (const backend of backends) {
             expect((await pages({ range, status: "ok" })).pages).toEqual(expectedPages({ range, status: "ok" }, all))
           }
           await sqlQuery(app, `update crawler_span_state set as_of = as_of - 1`)
-          await sqlQuery(app, `update crawler_span set hits = hits + 1000`) // garbage a rebuild must replace
+          await sqlQuery(app, `update crawler_span set hits_7 = hits_7 + 1000, hits_30 = hits_30 + 1000, hits_90 = hits_90 + 1000`) // garbage a rebuild must replace
           for (const range of ["7d", "30d", "90d"] as const) {
             expect((await pages({ range })).pages).toEqual(expectedPages({ range }, all))
           }

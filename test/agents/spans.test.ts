@@ -77,9 +77,16 @@ for (const backend of databaseBackends()) {
         where h.brand_id = $1 and (h.ts at time zone 'UTC')::date between $2::date - (w.span - 1) and $2::date`
       const ok = "h.status between 200 and 399"
       const err = "h.status >= 400"
-      const spans = await query(app, `
-        select span::int as span, path, bot, hits, oks, errors, last_seen::text as ls, last_ok::text as lo, last_error::text as le
-        from crawler_span where brand_id = $1 order by span, path collate "C", bot collate "C"`, [brandId])
+      // One row per (path, bot), a window's figures in its columns (0 and null outside it): a row per window with hits.
+      const spans = await query(app, "select * from (" + [7, 30, 90].map((w) => `
+        select ${w} as span, path, bot, hits_${w} as hits, oks_${w} as oks, errors_${w} as errors, last_seen_${w}::text as ls,
+               last_ok_${w}::text as lo, last_error_${w}::text as le
+        from crawler_span where brand_id = $1 and hits_${w} > 0`).join(" union all ") + `) s order by span, path collate "C", bot collate "C"`, [brandId])
+      const spansOutside = await query(app, `
+        select count(*)::int as n from crawler_span
+        where brand_id = $1 and (${[7, 30, 90].map((w) => `(hits_${w} = 0 and ((oks_${w}, errors_${w}) <> (0, 0)
+          or coalesce(last_seen_${w}, last_ok_${w}, last_error_${w}) is not null))`).join(" or ")} or hits_90 = 0)`, [brandId])
+      expect(spansOutside).toEqual([{ n: 0 }])
       const spansRef = await query(app, `
         select w.span, h.path, h.bot, count(*)::int as hits, (count(*) filter (where ${ok}))::int as oks,
                (count(*) filter (where ${err}))::int as errors, max(h.ts)::text as ls, (max(h.ts) filter (where ${ok}))::text as lo,

@@ -75,6 +75,15 @@ select gen_random_uuid(), e.account_id, e.id, 'msg_' || e.account_id, 'delivered
 insert into webhook_attempts (delivery_id, attempt, at, response_status, duration_ms) select id, 1, now(), 200, 12 from webhook_deliveries;
 `
 
+/** crawler_span with its windows as columns (0030) as the rows of the old layout, one per window with hits. */
+const SPANS_AS_ROWS = `(
+  select s.brand_id, v.span::smallint as span, s.path, s.bot, s.account_id, s.vendor, s.kind, v.hits, v.oks, v.errors,
+         v.last_seen, v.last_ok, v.last_error
+  from crawler_span s cross join lateral (values ${[7, 30, 90].map((w) =>
+    `(${w}, s.hits_${w}, s.oks_${w}, s.errors_${w}, s.last_seen_${w}, s.last_ok_${w}, s.last_error_${w})`).join(", ")})
+    as v(span, hits, oks, errors, last_seen, last_ok, last_error)
+  where v.hits > 0)`
+
 /** Tables whose rows must come through unchanged (every column the old layout had). */
 const CHECKED = [
   "brands", "competitors", "prompts", "crawler_hits", "crawler_rollup", "crawler_daily", "crawler_span", "ai_referrals",
@@ -91,11 +100,14 @@ for (const backend of databaseBackends()) {
         const sql = <A extends object>(text: string) =>
           runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (s) => s.unsafe<A>(text)).pipe(Effect.orDie))
         // Each table's rows as text, over the columns it had before the migration (ordered by all of them).
-        const fingerprint = async () => {
+        // After every migration crawler_span holds a (path, bot)'s windows as columns (0030): read as the
+        // old rows, one per window with hits.
+        const fingerprint = async (migrated = false) => {
           const out: Record<string, { n: number; digest: string }> = {}
           for (const table of CHECKED) {
+            const source = migrated && table === "crawler_span" ? SPANS_AS_ROWS : table
             const rows = await sql<{ n: number; digest: string | null }>(
-              `select count(*)::int as n, md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from ${table} t`
+              `select count(*)::int as n, md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from ${source} t`
             )
             out[table] = { n: rows[0]!.n, digest: rows[0]!.digest ?? "" }
           }
@@ -116,7 +128,7 @@ for (const backend of databaseBackends()) {
         expect(now.map(([id]) => id)).toContain(14)
 
         // Every row, byte for byte (the new account_id columns of other tables are checked below).
-        expect(await fingerprint()).toEqual(before)
+        expect(await fingerprint(true)).toEqual(before)
         // The hits sit in their weeks (none in the default partition), the referrals in their months.
         const placed = await sql<{ part: string; n: number }>(
           `select tableoid::regclass::text as part, count(*)::int as n from crawler_hits group by 1 order by 1`
