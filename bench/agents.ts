@@ -210,6 +210,12 @@ const CASES: ReadonlyArray<{ name: string; path: string; raw: string; check?: (b
   },
   { name: "/agents/pages unfiltered", path: "/agents/pages?range=90d", raw: rawPages("", "hits desc") },
   { name: "/agents/pages bot=GPTBot", path: "/agents/pages?range=90d&bot=GPTBot", raw: rawPages(`and bot = 'GPTBot'`, "hits desc") },
+  // The shortest window with a crawler filter: the span rows of the brand read for the fewest hits.
+  {
+    name: "/agents/pages bot=GPTBot, range=7d",
+    path: "/agents/pages?range=7d&bot=GPTBot",
+    raw: rawPages(`and bot = 'GPTBot'`, "hits desc").replace(`'${from}'::date`, `'${fromOf(7)}'::date`)
+  },
   {
     name: "/agents/pages folder=f3, q=guide",
     path: "/agents/pages?range=90d&folder=f3&q=guide",

@@ -59,3 +59,7 @@ create table crawler_span (
 
 insert into crawler_span (account_id, brand_id, path, bot, vendor, kind, hits_7, oks_7, errors_7, last_seen_7, last_ok_7, last_error_7, hits_30, oks_30, errors_30, last_seen_30, last_ok_30, last_error_30, hits_90, oks_90, errors_90, last_seen_90, last_ok_90, last_error_90)
 select * from span_windows;
+
+-- A bot-filtered list finds the bot's rows by key: the window is no longer a key prefix, so it would
+-- otherwise read every row of the brand's 90 days. Its columns never change, so updates stay HOT.
+create index crawler_span_by_bot on crawler_span (account_id, brand_id, bot, path);

@@ -1,6 +1,6 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option, Predicate, Schema } from "effect"
-import { DAY_MS, dayList, dayMs } from "../platform/Days.js"
+import { DAY_MS, dayList, dayMs, isoDay } from "../platform/Days.js"
 import { FOLD_LOCK } from "../platform/FoldLock.js"
 import { BackgroundSql } from "../platform/Sql.js"
 import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
@@ -198,7 +198,7 @@ const DASHBOARD_FIGURES_COLUMNS = [
   ...setArrays(BREAKDOWN_SET, ["bot", "vendor", "kind", "status", "verification", "hits"].map((c) => [c, c] as const))
 ].join(", ")
 
-/** The windows the spans hold, in days (crawler_span's `span`; crawler_page_span's column suffixes). */
+/** The windows the spans hold, in days: the suffixes of both span tables' columns (hits_7, hits_30, hits_90, ...). */
 const WINDOWS = [7, 30, 90] as const
 
 /** A span window's counted columns (0 where the (path, bot) has no hit in it) and its times (null then). */
@@ -209,12 +209,15 @@ const SPAN_TIMES = ["last_seen", "last_ok", "last_error"] as const
 const spanWindowColumns = (windows: ReadonlyArray<number>) =>
   windows.flatMap((w) => [...SPAN_SUMS, ...SPAN_TIMES].map((c) => `${c}_${w}`)).join(", ")
 
-/** An upsert's update of the crawler_span columns of some windows: each window's sums added, its times the later. */
-const spanWindowUpdate = (windows: ReadonlyArray<number>) =>
+/** An upsert's update of a span table's columns of some windows: each window's sums added, its times the later. */
+const windowUpdate = (table: string, sums: ReadonlyArray<string>, times: ReadonlyArray<string>, windows: ReadonlyArray<number>) =>
   windows.flatMap((w) => [
-    ...SPAN_SUMS.map((c) => `${c}_${w} = crawler_span.${c}_${w} + excluded.${c}_${w}`),
-    ...SPAN_TIMES.map((c) => `${c}_${w} = greatest(crawler_span.${c}_${w}, excluded.${c}_${w})`)
+    ...sums.map((c) => `${c}_${w} = ${table}.${c}_${w} + excluded.${c}_${w}`),
+    ...times.map((c) => `${c}_${w} = greatest(${table}.${c}_${w}, excluded.${c}_${w})`)
   ]).join(", ")
+
+/** windowUpdate of crawler_span. */
+const spanWindowUpdate = (windows: ReadonlyArray<number>) => windowUpdate("crawler_span", SPAN_SUMS, SPAN_TIMES, windows)
 
 /** A crawler_span row `s` as one (span, h, o, e) row per window. */
 const SPAN_WINDOW_ROWS = WINDOWS.map((w) => `(${w}, s.hits_${w}, s.oks_${w}, s.errors_${w})`).join(", ")
@@ -296,11 +299,8 @@ const ENTERED_UPDATED = WINDOWS.map((w) =>
 /** Per brand, the paths of the fold's returned page span rows that entered each window: n7, n30, n90. */
 const ENTERED_COUNTS = WINDOWS.map((w) => `(count(*) filter (where entered & ${ENTERED_BIT[w]} > 0))::int as n${w}`).join(", ")
 
-/** The fold's update of a page span row: each window's sums added, its times the later. */
-const PAGE_WINDOW_UPDATE = WINDOWS.flatMap((w) => [
-  ...PAGE_SUMS.map((c) => `${c}_${w} = crawler_page_span.${c}_${w} + excluded.${c}_${w}`),
-  ...PAGE_TIMES.map((c) => `${c}_${w} = greatest(crawler_page_span.${c}_${w}, excluded.${c}_${w})`)
-]).join(", ")
+/** The fold's update of a page span row (windowUpdate of every window). */
+const PAGE_WINDOW_UPDATE = windowUpdate("crawler_page_span", PAGE_SUMS, PAGE_TIMES, WINDOWS)
 
 /** The tables a fold writes (upkeep). */
 const FOLDED_TABLES = ["crawler_rollup", "crawler_daily", "crawler_span", "crawler_page_span"] as const
@@ -824,13 +824,13 @@ export const AgentsRepoLive = Layer.effect(
      */
     const rollSpans = (accountId: number, brandId: number, asOf: string, today: string, spans: ReadonlyArray<number>) =>
       Effect.gen(function*() {
-        const shortest = Math.min(...spans)
-        const longest = Math.max(...spans)
         const ok = "and status between 200 and 399"
         const err = "and status >= 400"
         // Per window, the days leaving it, asOf - (N - 1) to today - N: ages (days before today) N to gap + N - 1.
+        // Only those days are read (gap days a window, through the rollup's day key), not the days between.
         const gap = Math.round((dayMs(today) - dayMs(asOf)) / DAY_MS)
         const leaving = (w: number) => `age between ${w} and ${gap + w - 1}`
+        const leavingDays = [...new Set(spans.flatMap((w) => dayList(isoDay(dayMs(asOf) - (w - 1) * DAY_MS), gap)))]
         const left = sql.literal(spans.flatMap((w) => [
           `coalesce(sum(hits) filter (where ${leaving(w)}), 0)::int as hits_${w}`,
           `coalesce(sum(hits) filter (where ${leaving(w)} ${ok}), 0)::int as oks_${w}`,
@@ -848,8 +848,7 @@ export const AgentsRepoLive = Layer.effect(
             select path, bot, ${left}
             from (
               select r.*, (${today}::date - r.day) as age from crawler_rollup r
-              where r.account_id = ${accountId} and r.brand_id = ${brandId}
-                and r.day between ${asOf}::date - ${longest - 1}::int and ${today}::date - ${shortest}::int
+              where r.account_id = ${accountId} and r.brand_id = ${brandId} and r.day = any(${leavingDays}::date[])
             ) r
             group by path, bot
           ) s
