@@ -155,7 +155,12 @@ export const HitsRepoLive = Layer.effect(
         : sql`(select count(*) from ins)::int as stored,
               (select array_agg(record_key || '|' || (extract(epoch from ts) * 1000000)::bigint::text) from ins) as keys`
       return sql`
-        with hit_rows as (
+        with brand as (
+          -- The brand row's key-share lock, once per statement (what a foreign key's check per row took:
+          -- migration 0031): a brand deleted meanwhile waits for this commit and takes these rows with
+          -- it, or is gone already and nothing is stored.
+          select 1 from brands where account_id = ${input.accountId} and id = ${input.brandId} for key share
+        ), hit_rows as (
           select * from unnest(
             ${col(h, (x) => x.key)}::text[], ${col(h, (x) => x.ts)}::float8[], ${col(h, (x) => x.bot)}::text[],
             ${col(h, (x) => x.vendor)}::text[], ${col(h, (x) => x.kind)}::text[], ${col(h, (x) => x.host)}::text[],
@@ -167,7 +172,7 @@ export const HitsRepoLive = Layer.effect(
           ) as u(record_key, ms, bot, vendor, kind, host, path, query, method, status, client_ip, country, referrer,
                  verification, verify_pending, d, i)
           -- Each store's first limit[d] hits (the room it was given under the cap).
-          where u.i < (${limits}::int4[])[u.d + 1]
+          where u.i < (${limits}::int4[])[u.d + 1] and exists (select 1 from brand)
         ), ins as (
           insert into crawler_hits (brand_id, record_key, account_id, ts, bot, vendor, kind, host, path, query, method,
                                     status, client_ip, country, referrer, channel, verification, verify_pending, unauthenticated)
@@ -197,8 +202,8 @@ export const HitsRepoLive = Layer.effect(
             ${col(r, (x) => x.query)}::text[], ${col(r, (x) => x.method)}::text[], ${col(r, (x) => x.status)}::int2[],
             ${col(r, (x) => x.clientIp)}::text[], ${col(r, (x) => x.country)}::text[], ${rd}::int4[]
           ) as u(record_key, ms, engine, referrer, host, path, query, method, status, client_ip, country, d)
-          where (ms <> (${received}::float8[])[d + 1]) is true
-             or (select 1 from ai_referrals o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = u.record_key limit 1) is null
+          where exists (select 1 from brand) and ((ms <> (${received}::float8[])[d + 1]) is true
+             or (select 1 from ai_referrals o where o.account_id = ${input.accountId} and o.brand_id = ${input.brandId} and o.record_key = u.record_key limit 1) is null)
           on conflict (account_id, brand_id, record_key, ts) do nothing
         ), counted as (
           -- Last, so the usage row is locked only from here to the commit (QuotaRepo.withinCap).
