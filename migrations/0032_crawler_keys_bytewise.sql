@@ -6,6 +6,10 @@
 -- Under C.UTF-8 the order is the same (code points); under another locale paths and bot names now sort
 -- by code point, as the page spans' by-hits indexes already did. Every column of these tables that is
 -- compared with another of them changes together, so no comparison mixes two collations.
+-- The two views over them (0026) go and come back as they were: their definitions are kept meanwhile.
+create temp table crawler_views_kept on commit drop as
+select name, rtrim(pg_get_viewdef(name::regclass), '; ' || chr(10)) as definition
+from (values ('crawler_rollup_exact'), ('crawler_daily_exact')) as v(name);
 drop view crawler_rollup_exact;
 drop view crawler_daily_exact;
 
@@ -31,24 +35,10 @@ alter table crawler_page_span alter column path type text collate "C";
 alter table brand_bots_seen alter column bot type text collate "C";
 alter table ai_referrals alter column record_key type text collate "C", alter column path type text collate "C";
 
--- As in 0026: the rollups as a read sees them, for SQL by hand and tests.
-create view crawler_rollup_exact as
-select account_id, brand_id, day, path, bot, status, verification, min(vendor) as vendor, min(kind) as kind,
-       sum(hits)::int as hits, max(last_seen) as last_seen
-from (
-  select account_id, brand_id, day, path, bot, status, verification, vendor, kind, hits, last_seen from crawler_rollup
-  union all
-  select account_id, brand_id, (ts at time zone 'UTC')::date, path, bot, status, verification, vendor, kind, 1, ts
-  from crawler_fold_queue
-) r
-group by account_id, brand_id, day, path, bot, status, verification;
-
-create view crawler_daily_exact as
-select account_id, brand_id, day, bot, status, verification, min(vendor) as vendor, min(kind) as kind, sum(hits)::int as hits
-from (
-  select account_id, brand_id, day, bot, status, verification, vendor, kind, hits from crawler_daily
-  union all
-  select account_id, brand_id, (ts at time zone 'UTC')::date, bot, status, verification, vendor, kind, 1
-  from crawler_fold_queue
-) d
-group by account_id, brand_id, day, bot, status, verification;
+do $$
+declare kept record;
+begin
+  for kept in select name, definition from crawler_views_kept loop
+    execute format('create view %I as %s', kept.name, kept.definition);
+  end loop;
+end $$;
