@@ -29,7 +29,8 @@ const APP_VARIABLES = [
   "ENGINE_RETRIES", "ENGINE_RETRY_BASE_MS", "DEMO", "DEMO_DAYS", "TEST_FIXED_NOW",
   "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_CONCURRENCY", "WEBHOOK_POLL_MS", "WEBHOOK_ACCOUNT_CONCURRENCY",
   "WEBHOOK_MAX_ENDPOINTS", "WEBHOOK_TEST_LIMIT", "ALERT_SPOOFED_MIN",
-  "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS", "CONCURRENT_READS_PER_KEY", "CONCURRENT_READS_PER_SESSION", "STATEMENT_TIMEOUT_MS"
+  "ALERT_STALL_HOURS", "ALERT_CHECK_SECONDS", "CONCURRENT_READS_PER_KEY", "CONCURRENT_READS_PER_SESSION", "STATEMENT_TIMEOUT_MS",
+  "VERIFY_DNS_WAIT_MS"
 ]
 
 /** The test process's environment without anything that configures the app (ENGINE_* included). */
@@ -107,7 +108,11 @@ export const planServers = (url: string, options: TestAppOptions): ServerPlan =>
     CONCURRENT_READS_PER_SESSION: String(config.concurrentReads?.perSession ?? 0),
     STATEMENT_TIMEOUT_MS: String(config.statementTimeoutMs ?? 0),
     // Not part of the in-process app: no scanner fiber, no demo workspace.
-    SCANNER_ENABLED: "false"
+    SCANNER_ENABLED: "false",
+    // The server processes ask the machine's resolver (the in-process app a fake that answers at once).
+    // It answers in a few milliseconds, but a loaded machine can pass the default 20 ms wait; the hit is
+    // then stored unverified until the background pass (30 s), after a test has read its verdict.
+    VERIFY_DNS_WAIT_MS: "2000"
   }
 
   const ingest = options.ingest ?? {}
