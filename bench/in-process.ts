@@ -15,7 +15,17 @@
  * last statement: which statements the time went to.
  */
 import postgres from "postgres"
-import { freshDatabase, heavyDeliveries, inProcessApp, processCpuMs, seedAccount, startServer } from "./support.js"
+import {
+  backendCpu,
+  backendCpuDeltaMs,
+  freshDatabase,
+  heavyDeliveries,
+  inProcessApp,
+  queueFolded,
+  seedAccount,
+  seedDeliveries,
+  startServer
+} from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const seed = Number(process.env.SEED ?? 50_000)
@@ -32,36 +42,23 @@ try {
   const server = await startServer({ DATABASE_URL: db.url, DATA_DIR: "memory://" }, 18451)
   const { key, sites } = await seedAccount(server.base, db.url, 3)
   const auth = { authorization: `Bearer ${key}` }
-  for (let d = 0; d * 2_000 < seed; d++) {
-    const at = Date.now() - Math.floor(((d * 7919) % 30) * 86_400_000 + (d % 24) * 3_600_000)
-    const count = Math.min(2_000, seed - d * 2_000)
-    const site = sites[d % sites.length]!
-    const r = await fetch(`${server.base}/api/public/v1/agents/ingest/drain?site_id=${site.siteId}`, {
+  await seedDeliveries(seed, (d, count, at) =>
+    fetch(`${server.base}/api/public/v1/agents/ingest/drain?site_id=${sites[d % sites.length]!.siteId}`, {
       method: "POST",
       headers: auth,
       body: heavy(`s${d}`, count, count, at)
-    })
-    if (r.status !== 200) throw new Error(`seed delivery: ${r.status} ${await r.text()}`)
-  }
+    }))
   const local = postgres(db.url, { max: 1, onnotice: () => {} })
-  for (;;) {
-    const [row] = await local<Array<{ queued: boolean }>>`select exists (select 1 from crawler_fold_queue) as queued`
-    if (row === undefined || !row.queued) break
-    await Bun.sleep(200)
-  }
+  await queueFolded(local)
+  await local.end()
   await server.stop()
 
   const app = await inProcessApp(db.url)
-  const [own] = await local<Array<{ pid: number }>>`select pg_backend_pid() as pid`
-  // Each backend's CPU so far (ms), and the start of the last statement it ran.
-  const backends = async () => {
-    const rows = await observer<Array<{ pid: number; statement: string }>>`
+  /** The start of the last statement of each of the database's client backends. */
+  const statements = async () =>
+    new Map((await observer<Array<{ pid: number; statement: string }>>`
       select pid, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 60) as statement from pg_stat_activity
-      where datname = ${dbName} and backend_type = 'client backend' and pid <> ${own!.pid}`
-    const out = new Map<number, { cpu: number; statement: string }>()
-    for (const row of rows) out.set(row.pid, { cpu: await processCpuMs(row.pid), statement: row.statement.trim() })
-    return out
-  }
+      where datname = ${dbName} and backend_type = 'client backend'`).map((row) => [row.pid, row.statement.trim()]))
   const requests: Record<string, (i: number) => () => Promise<Response>> = {
     drain: (i) => {
       const body = heavy(`d${i}`, 20, 18)
@@ -91,19 +88,19 @@ try {
     if (requests[name] === undefined) throw new Error(`ONLY: unknown request ${name}`)
     await run(name, 300)
     for (let round = 1; round <= rounds; round++) {
-      const before = await backends()
+      const before = await backendCpu(observer, dbName)
       const cpu = process.cpuUsage()
       const started = performance.now()
       await run(name, n)
       const used = process.cpuUsage(cpu)
       const wall = performance.now() - started
-      const after = await backends()
-      let pg = 0
+      const after = await backendCpu(observer, dbName)
+      const pg = backendCpuDeltaMs(before, after)
+      const last = await statements()
       const shares: Array<string> = []
-      for (const [pid, { cpu: ms, statement }] of after) {
-        const delta = ms - (before.get(pid)?.cpu ?? 0)
-        pg += delta
-        if (delta > 0) shares.push(`      ${(delta / n).toFixed(3)} ms  ${statement}`)
+      for (const [pid, ms] of after) {
+        const delta = ms - (before.get(pid) ?? 0)
+        if (delta > 0) shares.push(`      ${(delta / n).toFixed(3)} ms  ${last.get(pid) ?? ""}`)
       }
       console.log(
         `${name} round ${round}: server ${((used.user + used.system) / 1000 / n).toFixed(3)} ms + PostgreSQL ${(pg / n).toFixed(3)} ms CPU a request` +
@@ -111,7 +108,6 @@ try {
       )
     }
   }
-  await local.end()
   await app.dispose()
 } finally {
   await observer.end()

@@ -49,7 +49,9 @@ import {
   type OpenLoopResult,
   peakRssMiB,
   percentile,
+  queueFolded,
   seedAccount,
+  seedDeliveries,
   startScriptEnv,
   startServer,
   treeCpuMs,
@@ -132,13 +134,8 @@ const round = async (mix: "heavy" | "light", n: number): Promise<RoundResult> =>
       fetch(`${base}/api/public/v1/agents/ingest/drain?site_id=${site.siteId}`, { method: "POST", headers: auth, body })
 
     // Seed: `seed` crawler hits spread over the last 30 days and the three brands, 2,000 records a delivery.
-    for (let d = 0; d * 2_000 < seed; d++) {
-      const at = Date.now() - Math.floor(((d * 7919) % 30) * 86_400_000 + (d % 24) * 3_600_000)
-      const count = Math.min(2_000, seed - d * 2_000)
-      const body = mix === "heavy" ? heavy(`s${n}x${d}`, count, count, at) : drainBody(`s${n}x${d}`, count, 0, at, cubePage)
-      const r = await drainTo(server.base, sites[d % sites.length]!, body)
-      if (r.status !== 200 && r.status !== 202) throw new Error(`seed delivery: ${r.status} ${await r.text()}`)
-    }
+    await seedDeliveries(seed, (d, count, at) =>
+      drainTo(server.base, sites[d % sites.length]!, mix === "heavy" ? heavy(`s${n}x${d}`, count, count, at) : drainBody(`s${n}x${d}`, count, 0, at, cubePage)))
     for (let i = 0; i < 300; i++) {
       if (await fetch(`${bare}/api/public/v1/brands`, { headers: auth }).then((r) => r.ok, () => false)) break
       await Bun.sleep(100)
@@ -182,15 +179,8 @@ const round = async (mix: "heavy" | "light", n: number): Promise<RoundResult> =>
     // Each request's cost alone is measured from a steady state: the seed's and the open loop's hits
     // folded first (folding a backlog of tens of thousands of hits while measuring would count it
     // against whichever request came next). A delivery's own hits are folded within its measurement.
-    const folded = async () => {
-      for (let i = 0; i < 1_200; i++) {
-        if (!(await local<Array<{ queued: boolean }>>`select exists (select 1 from crawler_fold_queue) as queued`)[0]!.queued) return
-        await Bun.sleep(100)
-      }
-      throw new Error("the fold queue did not empty in 120 s")
-    }
     const measure = async (cost: number): Promise<Cost> => {
-      await folded()
+      await queueFolded(local)
       await openLoop(costRate, costSeconds / 2, (i) => ({ kind: 0, response: costRequest(cost, i) }))
       const before = await cpu()
       const result = await openLoop(costRate, costSeconds, (i) => ({ kind: 0, response: costRequest(cost, i) }))

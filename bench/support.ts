@@ -351,6 +351,27 @@ export const heavyDeliveries = async (seed = 1, pages = 2_000) => {
   }
 }
 
+/**
+ * `seed` crawler hits over the last 30 days, 2,000 records a delivery: `send(d, count, at)` posts
+ * delivery d of `count` records dated `at` (ms); each must be answered 200 or 202.
+ */
+export const seedDeliveries = async (seed: number, send: (d: number, count: number, at: number) => Promise<Response>) => {
+  for (let d = 0; d * 2_000 < seed; d++) {
+    const at = Date.now() - Math.floor(((d * 7919) % 30) * 86_400_000 + (d % 24) * 3_600_000)
+    const r = await send(d, Math.min(2_000, seed - d * 2_000), at)
+    if (r.status !== 200 && r.status !== 202) throw new Error(`seed delivery: ${r.status} ${await r.text()}`)
+  }
+}
+
+/** Returns once the aggregator has folded every queued hit of the database of `sql` (at most 120 s). */
+export const queueFolded = async (sql: postgres.Sql) => {
+  for (let i = 0; i < 1_200; i++) {
+    if (!(await sql<Array<{ queued: boolean }>>`select exists (select 1 from crawler_fold_queue) as queued`)[0]!.queued) return
+    await Bun.sleep(100)
+  }
+  throw new Error("the fold queue did not empty in 120 s")
+}
+
 /** `--name=value` of the command line, else the environment variable, else the default. */
 export const option = (name: string, env: string, fallback: string) => {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`))

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { type HitRow, HitsRepo, type ReferralRow, type StoreInput } from "../../src/ingestion/HitsRepo.js"
 import { monthStart } from "../../src/platform/Days.js"
 import { databaseBackends, makeTestApp, type TestApp } from "../helpers/app.js"
-import { query, tenant } from "./fixtures.js"
+import { brandIds, query, tenant } from "./fixtures.js"
 
 /**
  * crawler_hits and ai_referrals hold no foreign key to brands (migration 0031: the store ties a
@@ -44,10 +44,8 @@ for (const backend of databaseBackends()) {
     it("deleting a brand in SQL takes its hits and referrals; a store for it afterwards stores nothing", async () => {
       const t = await tenant(app)
       const other = await tenant(app)
-      const ids = async (siteId: string) =>
-        (await query<{ account: number; brand: number }>(app, `select account_id::int as account, id::int as brand from brands where site_id = $1`, [siteId]))[0]!
-      const gone = await ids(t.siteId)
-      const kept = await ids(other.siteId)
+      const gone = await brandIds(app, t.siteId)
+      const kept = await brandIds(app, other.siteId)
       expect((await store(gone.account, gone.brand, [hit(1), hit(2), hit(3)], [referral(1)])).stored).toBe(3)
       expect((await store(kept.account, kept.brand, [hit(1), hit(2)], [referral(1)])).stored).toBe(2)
 
@@ -63,12 +61,10 @@ for (const backend of databaseBackends()) {
     it("a brand whose hits or referrals are stored cannot be moved to another account", async () => {
       const t = await tenant(app)
       const to = await tenant(app)
-      const ids = async (siteId: string) =>
-        (await query<{ account: number; brand: number }>(app, `select account_id::int as account, id::int as brand from brands where site_id = $1`, [siteId]))[0]!
-      const { account, brand } = await ids(t.siteId)
+      const { account, brand } = await brandIds(app, t.siteId)
       // A referral alone: no hit, so no rollup row whose own foreign key would refuse the move first.
       await store(account, brand, [], [referral(1)])
-      const moved = await query(app, `update brands set account_id = $1 where id = $2`, [(await ids(to.siteId)).account, brand])
+      const moved = await query(app, `update brands set account_id = $1 where id = $2`, [(await brandIds(app, to.siteId)).account, brand])
         .then(() => null, (error: unknown) => Bun.inspect(error))
       expect(moved).toContain("still has crawler hits or referrals")
       expect(await counts(account, brand)).toEqual({ hits: 0, queued: 0, referrals: 1 })

@@ -139,6 +139,10 @@ export const setPlan = (app: TestApp, email: string, plan: string) =>
 export const query = <A = Record<string, unknown>>(app: TestApp, text: string, params: ReadonlyArray<unknown> = []) =>
   app.run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<any>(text, params)).pipe(Effect.orDie) as Effect.Effect<ReadonlyArray<A>>)
 
+/** The account and brand ids of the brand with this site id. */
+export const brandIds = async (app: TestApp, siteId: string) =>
+  (await query<{ account: number; brand: number }>(app, `select account_id::int as account, id::int as brand from brands where site_id = $1`, [siteId]))[0]!
+
 /**
  * A brand's stored hits counted in each place that counts them: the raw hits, the rollup, the daily
  * rollup (as a read sees them: folded and queued, docs/performance.md) and its account's usage (one

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { type HitRow, HitsRepo, type StoreInput } from "../../src/ingestion/HitsRepo.js"
 import { monthStart } from "../../src/platform/Days.js"
 import { databaseBackends, makeTestApp, type TestApp } from "../helpers/app.js"
-import { query, storedCounts, tenant } from "./fixtures.js"
+import { brandIds, storedCounts, tenant } from "./fixtures.js"
 
 /**
  * Stores of one brand that come while two run share the next statement (HitsRepo): each store's
@@ -19,12 +19,9 @@ for (const backend of databaseBackends()) {
     }, 60_000)
     afterAll(() => app.dispose())
 
-    const ids = async (siteId: string) =>
-      (await query<{ account: number; brand: number }>(app, `select account_id::int as account, id::int as brand from brands where site_id = $1`, [siteId]))[0]!
-
     it("a key offered by several stores is stored and counted once, limits hold, usage and rollups count each hit once", async () => {
       const t = await tenant(app, "growth")
-      const { account, brand } = await ids(t.siteId)
+      const { account, brand } = await brandIds(app, t.siteId)
       const now = Date.now()
       const hit = (n: number): HitRow => ({
         recordId: `k${n}`,
