@@ -1,7 +1,9 @@
+import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../platform/Config.js"
 import { canonicalEmail } from "../platform/Email.js"
 import { badRequest, conflict, type BadRequest, type Conflict, Unauthorized } from "../platform/HttpErrors.js"
+import { accountCache, Invalidations, InvalidationsLive } from "../platform/Invalidations.js"
 import { now } from "../platform/Time.js"
 import { KeyHashing, KeyHashingLive } from "./KeyHashing.js"
 import { PasswordHasher } from "./Passwords.js"
@@ -65,6 +67,8 @@ const byteLength = (text: string) => Buffer.byteLength(text, "utf8")
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 /** No address is longer (RFC 5321); a longer one is refused before any look-up. */
 const EMAIL_MAX = 254
+/** Accounts whose plan a process keeps in memory (a plan is a few hundred bytes); past it the cache starts over. */
+const PLAN_CACHE_ENTRIES = 100_000
 const NOT_SIGNED_IN = new Unauthorized({ error: "not signed in" })
 const INVALID_CREDENTIALS = new Unauthorized({ error: "invalid credentials" })
 
@@ -75,6 +79,16 @@ export const AccountsLive = Layer.effect(
     const hashing = yield* KeyHashing
     const passwords = yield* PasswordHasher
     const config = yield* AppConfig
+    const invalidations = yield* Invalidations
+
+    // Each account's plan, read by every drain delivery and batch: a change of an account's plan, or of
+    // a plan's figures, notifies the invalidation channel at its commit, whoever makes it
+    // (migrations/0016_account_cache_invalidation.sql). Inside a transaction (a cap checked under the
+    // account's lock) the plan is read from the database, so a cap under the lock is exact.
+    const plans = accountCache<Plan>(invalidations, PLAN_CACHE_ENTRIES)
+    const planOf: AccountsShape["planOf"] = (accountId) =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+        Option.isSome(transaction) ? repo.planOf(accountId) : plans.read(accountId, repo.planOf(accountId)))
 
     // Rows from before users.email_key with an address that is not ASCII get their key computed here,
     // the one way (src/platform/Email.ts); a no-op once done.
@@ -144,7 +158,7 @@ export const AccountsLive = Layer.effect(
         const month = monthStart(yield* now)
         const [account, plan, usage] = yield* Effect.all([
           repo.account(user.accountId),
-          repo.planOf(user.accountId),
+          planOf(user.accountId),
           repo.usage(user.accountId, month)
         ])
         if (Option.isNone(account)) return yield* Effect.fail(NOT_SIGNED_IN)
@@ -183,9 +197,9 @@ export const AccountsLive = Layer.effect(
       signOutEverywhere: (user) => repo.deleteSessionsOfUser(user.userId),
       authenticateSession,
       me,
-      planOf: repo.planOf,
+      planOf,
       accountOfEmail: (email) => repo.findUserByEmail(canonicalEmail(email)).pipe(Effect.map(Option.map((user) => user.accountId))),
       withAccountLock: repo.withAccountLock
     }
   })
-).pipe(Layer.provide(KeyHashingLive))
+).pipe(Layer.provide([KeyHashingLive, InvalidationsLive]))

@@ -4,6 +4,7 @@ import { isPlanId, type Plan, type PlanId } from "../../src/accounts/Plans.js"
 import { AccountsRepo, EmailTaken } from "../../src/accounts/Repo.js"
 import { BrandsRepo, type BrandRow, type CompetitorRow, NameTaken, type PromptRow, SlugTaken } from "../../src/brands/Repo.js"
 import { canonicalEmail } from "../../src/platform/Email.js"
+import { INVALIDATION_CHANNEL } from "../../src/platform/Invalidations.js"
 import { Database, Listening } from "../../src/platform/Sql.js"
 import { makeFakeAgentsRepo } from "./agents.js"
 import { makeFakeIngestionRepos } from "./ingestion.js"
@@ -54,6 +55,8 @@ export const makeFakeRepositories = () => {
   }
   let nextId = 1
   const id = () => nextId++
+  /** This store's LISTEN/NOTIFY (fakeDatabase): its changes notify as the database's triggers do. */
+  const hub = Effect.runSync(PubSub.unbounded<Notification>())
 
   const accounts = Layer.succeed(AccountsRepo, {
     createAccountWithUser: (input) =>
@@ -133,12 +136,16 @@ export const makeFakeRepositories = () => {
         monthlyEvents: store.monthly.get(`${accountId}:${month}`) ?? 0
       })),
     setPlanByEmail: (email, planId) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         const user = store.users.find((u) => canonicalEmail(u.email) === canonicalEmail(email))
         const account = user && store.accounts.find((a) => a.id === user.accountId)
-        if (!account) return Option.none()
+        if (!account) return Effect.succeed(Option.none())
         account.planId = planId
-        return Option.some({ id: account.id, name: account.name, plan: planId })
+        // What the database's trigger on accounts.plan_id sends at the commit (migration 0016).
+        return Effect.as(
+          PubSub.publish(hub, { channel: INVALIDATION_CHANNEL, payload: `account:${account.id}` }),
+          Option.some({ id: account.id, name: account.name, plan: planId })
+        )
       }),
     // One JS thread: nothing interleaves inside a synchronous fake, so the lock is the identity.
     withAccountLock: (_accountId, effect) => effect
@@ -277,16 +284,21 @@ export const makeFakeRepositories = () => {
   return {
     layer: Layer.mergeAll(accounts, keys, brands, observations.layer, ingestion.layer, visibility, agents,
       makeFakeVerificationRepo(ingestion.store), makeFakeWebhooksRepo()),
+    database: fakeDatabase(hub),
     store,
     observations,
     ingestion
   }
 }
 
+interface Notification {
+  readonly channel: string
+  readonly payload: string
+}
+
 /** LISTEN/NOTIFY within one process, for tests without a database. */
-export const FakeDatabase = Layer.effect(
-  Database,
-  Effect.map(PubSub.unbounded<{ channel: string; payload: string }>(), (hub) => ({
+const fakeDatabase = (hub: PubSub.PubSub<Notification>) =>
+  Layer.succeed(Database, {
     kind: "memory" as const,
     // Subscribed before `Listening` is emitted, as a LISTEN is.
     listen: (channel: string) =>
@@ -305,5 +317,4 @@ export const FakeDatabase = Layer.effect(
     ping: Effect.void,
     instanceId: "memory",
     peers: () => Effect.succeed([])
-  }))
-)
+  })

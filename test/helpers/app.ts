@@ -11,7 +11,7 @@ import { BackgroundSql, type Database, SqlMemory, sqlServer } from "../../src/pl
 import { visibilityConfigTest, type VisibilityConfigShape } from "../../src/visibility/Visibility.js"
 import { webhooksConfigTest, type WebhooksConfigShape } from "../../src/webhooks/Config.js"
 import type { AddressResolver } from "../../src/webhooks/Ssrf.js"
-import { FakeDatabase, makeFakeRepositories } from "../fakes/repositories.js"
+import { makeFakeRepositories } from "../fakes/repositories.js"
 import { Resolver, resolverFake, type ResolverShape } from "../../src/verification/Resolver.js"
 import { verificationConfigTest, type VerificationConfigShape } from "../../src/verification/Verification.js"
 import { fixedClock } from "./clock.js"
@@ -105,6 +105,12 @@ export const makeTestApp = async (backend: Backend, options: TestAppOptions = {}
   return makeInProcessApp(backend, options)
 }
 
+/** The fake repositories and their database's LISTEN/NOTIFY, one store. */
+const fakeInfra = () => {
+  const fake = makeFakeRepositories()
+  return Layer.mergeAll(fake.layer, fake.database)
+}
+
 const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Promise<TestApp> => {
   const { wrapSql } = options
   // The background client too (the aggregator's folds, the verdict pass): a fault reaches them as well.
@@ -117,7 +123,7 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
       ).pipe(Layer.provideMerge(db))
   const infra =
     backend === "fake"
-      ? Layer.mergeAll(makeFakeRepositories().layer, FakeDatabase)
+      ? fakeInfra()
       : backend === "pglite"
       ? RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(SqlMemory))))
       : RepositoriesLive.pipe(Layer.provideMerge(withSql(migrated(sqlServer(
