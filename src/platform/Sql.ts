@@ -137,6 +137,16 @@ class PreparingClient extends Pg.Client {
 
 const POOL_MAX = 10
 
+/**
+ * The requests' connections plan each prepared statement once (its generic plan) and keep it. By
+ * default PostgreSQL plans a statement again for every execution whenever its generic plan's estimate
+ * looks costlier than the plans made for the first values, and the agent reads' statements (a page of
+ * the window's paths with the queued hits added) took that path: planned anew on every read, which cost
+ * more than running them (docs/performance.md, "Plans made once"). The background pool keeps the
+ * default: its span rebuilds and upkeep run rarely, on values whose plans differ.
+ */
+const REQUEST_PLAN_CACHE = "-c plan_cache_mode=force_generic_plan"
+
 /** The background pool's connections: a fold and a verdict pass at once (BackgroundSql). */
 const BACKGROUND_POOL_MAX = 2
 
@@ -238,7 +248,7 @@ const makeListener = (connect: () => Pg.Client) => {
 const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
   let current: Pg.Pool | undefined
   const instanceId = crypto.randomUUID()
-  const acquirePool = (max: number, onPool: (pool: Pg.Pool) => void) =>
+  const acquirePool = (max: number, onPool: (pool: Pg.Pool) => void, options?: string) =>
     Effect.acquireRelease(
       Effect.sync(() => {
         const pool = new Pg.Pool({
@@ -247,6 +257,7 @@ const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
           idleTimeoutMillis: 30_000,
           application_name: APPLICATION + instanceId,
           ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
+          ...(options !== undefined ? { options } : {}),
           types: pgTypes,
           Client: PreparingClient
         })
@@ -257,7 +268,7 @@ const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
     )
   const client = PgClient.layerFromPool({
-    acquire: acquirePool(POOL_MAX, (pool) => (current = pool)),
+    acquire: acquirePool(POOL_MAX, (pool) => (current = pool), REQUEST_PLAN_CACHE),
     types: pgTypes
   })
   const background = Layer.scoped(
