@@ -137,15 +137,6 @@ class PreparingClient extends Pg.Client {
 
 const POOL_MAX = 10
 
-/**
- * The requests' connections plan each prepared statement once (its generic plan) and keep it. By
- * default PostgreSQL plans a statement again for every execution whenever its generic plan's estimate
- * looks costlier than the plans made for the first values, and the agent reads' statements (a page of
- * the window's paths with the queued hits added) took that path: planned anew on every read, which cost
- * more than running them (docs/performance.md, "Plans made once"). The background pool keeps the
- * default: its span rebuilds and upkeep run rarely, on values whose plans differ.
- */
-const REQUEST_PLAN_CACHE = "-c plan_cache_mode=force_generic_plan"
 
 /** The background pool's connections: a fold and a verdict pass at once (BackgroundSql). */
 const BACKGROUND_POOL_MAX = 2
@@ -161,6 +152,23 @@ export class BackgroundSql extends Context.Tag("BackgroundSql")<BackgroundSql, S
 
 /** BackgroundSql as the process's SqlClient itself (the embedded back ends: one session either way). */
 const backgroundIsTheClient = Layer.effect(BackgroundSql, SqlClient.SqlClient)
+
+/** The generic-plan pool's connections, opened when first used (GenericPlanSql). */
+const GENERIC_PLAN_POOL_MAX = 4
+
+/**
+ * The SqlClient of request statements that PostgreSQL should plan once and keep: on the server back end
+ * a pool of its own whose connections set `plan_cache_mode=force_generic_plan`. By default PostgreSQL
+ * plans a prepared statement again on every execution while its generic plan's estimate looks costlier
+ * than the plans made for the first values, and starts counting again whenever a table's statistics
+ * change; the agent reads' statements (a window's page of paths with the queued hits added) took that
+ * path, and planning them cost more than running them (docs/performance.md, "Plans made once"). Not for
+ * every statement: some reads (the visibility mentions list) are ten times slower on a generic plan. On
+ * the embedded database it is the one session's client.
+ */
+export class GenericPlanSql extends Context.Tag("GenericPlanSql")<GenericPlanSql, SqlClient.SqlClient>() {}
+
+const genericPlansOnTheClient = Layer.effect(GenericPlanSql, SqlClient.SqlClient)
 
 const APPLICATION = "ai-visibility/"
 
@@ -268,12 +276,19 @@ const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
     )
   const client = PgClient.layerFromPool({
-    acquire: acquirePool(POOL_MAX, (pool) => (current = pool), REQUEST_PLAN_CACHE),
+    acquire: acquirePool(POOL_MAX, (pool) => (current = pool)),
     types: pgTypes
   })
   const background = Layer.scoped(
     BackgroundSql,
     PgClient.fromPool({ acquire: acquirePool(BACKGROUND_POOL_MAX, () => {}), types: pgTypes })
+  ).pipe(Layer.provide(Reactivity.layer))
+  const genericPlans = Layer.scoped(
+    GenericPlanSql,
+    PgClient.fromPool({
+      acquire: acquirePool(GENERIC_PLAN_POOL_MAX, () => {}, "-c plan_cache_mode=force_generic_plan"),
+      types: pgTypes
+    })
   ).pipe(Layer.provide(Reactivity.layer))
   const listener = makeListener(() =>
     new Pg.Client({
@@ -308,7 +323,7 @@ const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
       })
     }))
   ).pipe(Layer.provide(client))
-  return Layer.mergeAll(client, database, background)
+  return Layer.mergeAll(client, database, background, genericPlans)
 }
 
 /**
@@ -502,7 +517,7 @@ const channelLayer = (dataDir: string, holder: number) =>
  */
 const embeddedLayer = (dataDir: string) =>
   Layer.provideMerge(
-    backgroundIsTheClient,
+    Layer.merge(backgroundIsTheClient, genericPlansOnTheClient),
     dataDir === "memory://" ? openedLayer(dataDir) : Layer.unwrapEffect(Effect.sync(() => {
       const holder = dataDirHolder(dataDir)
       return holder === undefined ? openedLayer(dataDir) : channelLayer(dataDir, holder)
