@@ -153,8 +153,12 @@ export class BackgroundSql extends Context.Tag("BackgroundSql")<BackgroundSql, S
 /** BackgroundSql as the process's SqlClient itself (the embedded back ends: one session either way). */
 const backgroundIsTheClient = Layer.effect(BackgroundSql, SqlClient.SqlClient)
 
-/** The generic-plan pool's connections, opened when first used (GenericPlanSql). */
-const GENERIC_PLAN_POOL_MAX = 4
+/**
+ * The generic-plan pool's connections, opened when first used (GenericPlanSql): as many as the requests'
+ * pool, since every agent read runs its statements there (with 4, reads under a load beyond capacity
+ * queued for them: bench/load.ts answered 593 a second instead of 781).
+ */
+const GENERIC_PLAN_POOL_MAX = POOL_MAX
 
 /**
  * The SqlClient of request statements that PostgreSQL should plan once and keep: on the server back end
