@@ -2,7 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option, Predicate, Schema } from "effect"
 import { DAY_MS, dayList, dayMs, isoDay } from "../platform/Days.js"
 import { FOLD_LOCK } from "../platform/FoldLock.js"
-import { BackgroundSql, GenericPlanSql } from "../platform/Sql.js"
+import { BackgroundSql } from "../platform/Sql.js"
 import { countOf, firstRow, rows, singleRow } from "../platform/Rows.js"
 import type { PAGE_SORT_COLUMNS } from "./Api.js"
 
@@ -413,9 +413,6 @@ export const AgentsRepoLive = Layer.effect(
     const sql = yield* SqlClient.SqlClient
     // The aggregator's folds and upkeep: connections of their own, never queued behind requests.
     const background = yield* BackgroundSql
-    // The dashboard's and the pages list's statements: connections that plan each of them once
-    // (GenericPlanSql), where the default planned the pages statement on every read.
-    const planned = yield* GenericPlanSql
 
     /**
      * Fresh statistics for those of `tables` that have more than doubled in size since theirs were
@@ -969,7 +966,7 @@ export const AgentsRepoLive = Layer.effect(
       // against the rows summed in the server and against a group-by per breakdown:
       // docs/performance.md.
       dashboardFigures: (accountId, brandId, from, to, filter) =>
-        planned`
+        sql`
           with g as (
             select grouping(day, kind, bot, vendor, status, verification) as g, to_char(day, 'YYYY-MM-DD') as day,
                    kind, bot, vendor, status, verification, sum(hits) as hits
@@ -1010,7 +1007,7 @@ export const AgentsRepoLive = Layer.effect(
                     + (select count(*)::int from touched where not spanned)`
               : sql`(select count(*)::int from ${window} w where ${sql.and([untouched, ...perPath.where])})
                     + (select count(*)::int from touched where ${sql.and(perPath.where)})`
-            const read = planned`
+            const read = sql`
               ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query), newBots)}, page as (
                 select path, hits, errors, uniques, last_seen from (
                   (select ${perPath.columns} from ${window} w

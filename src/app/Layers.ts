@@ -34,7 +34,7 @@ import { QuotaRepo, QuotaRepoLive } from "../ingestion/QuotaRepo.js"
 import { SpoolLive } from "../ingestion/Spool.js"
 import { AppConfig, AppConfigLive } from "../platform/Config.js"
 import { MigratedSqlLive } from "../platform/Migrations.js"
-import type { BackgroundSql, Database, GenericPlanSql } from "../platform/Sql.js"
+import type { BackgroundSql, Database, CustomPlanSql } from "../platform/Sql.js"
 import { InvalidationsLive } from "../platform/Invalidations.js"
 import { apiErrorTags } from "../platform/Edge.js"
 import { LifecycleLive } from "../platform/Lifecycle.js"
@@ -78,7 +78,7 @@ import { WebhooksLive } from "../webhooks/Webhooks.js"
 /** One repository per aggregate; Live ones talk SQL, tests may pass in-memory fakes instead. */
 export type Repositories = AccountsRepo | ApiKeysRepo | BrandsRepo | ObservationsRepo | HitsRepo | QuotaRepo | VisibilityRepo
   | AgentsRepo | VerificationRepo | WebhooksRepo | TimePartitions
-export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient | BackgroundSql | GenericPlanSql> = Layer.mergeAll(
+export const RepositoriesLive: Layer.Layer<Repositories, never, SqlClient.SqlClient | BackgroundSql | CustomPlanSql> = Layer.mergeAll(
   AccountsRepoLive,
   ApiKeysRepoLive,
   BrandsRepoLive,

@@ -154,25 +154,26 @@ export class BackgroundSql extends Context.Tag("BackgroundSql")<BackgroundSql, S
 const backgroundIsTheClient = Layer.effect(BackgroundSql, SqlClient.SqlClient)
 
 /**
- * The generic-plan pool's connections, opened when first used (GenericPlanSql): as many as the requests'
- * pool, since every agent read runs its statements there (with 4, reads under a load beyond capacity
- * queued for them: bench/load.ts answered 593 a second instead of 781).
+ * The requests' connections plan each prepared statement once (its generic plan) and keep it. By default
+ * PostgreSQL plans a prepared statement again on every execution while its generic plan's estimate looks
+ * costlier than the plans made for the first values, and starts over when a table's statistics change;
+ * the agent reads' statements (a window's page of paths with the queued hits added) took that path, and
+ * planning them cost more than running them (docs/performance.md, "Plans made once").
  */
-const GENERIC_PLAN_POOL_MAX = POOL_MAX
+const REQUEST_PLANS = "-c plan_cache_mode=force_generic_plan"
+
+/** The custom-plan pool's connections, opened when first used (CustomPlanSql). */
+const CUSTOM_PLAN_POOL_MAX = POOL_MAX
 
 /**
- * The SqlClient of request statements that PostgreSQL should plan once and keep: on the server back end
- * a pool of its own whose connections set `plan_cache_mode=force_generic_plan`. By default PostgreSQL
- * plans a prepared statement again on every execution while its generic plan's estimate looks costlier
- * than the plans made for the first values, and starts counting again whenever a table's statistics
- * change; the agent reads' statements (a window's page of paths with the queued hits added) took that
- * path, and planning them cost more than running them (docs/performance.md, "Plans made once"). Not for
- * every statement: some reads (the visibility mentions list) are ten times slower on a generic plan. On
- * the embedded database it is the one session's client.
+ * The SqlClient of request statements whose plans depend on their values, which PostgreSQL plans with
+ * its default (custom plans while they look cheaper): on the server back end a pool of its own. The
+ * visibility reads are: the mentions list ran ten times slower on a generic plan (docs/performance.md,
+ * "Plans made once"). On the embedded database it is the one session's client.
  */
-export class GenericPlanSql extends Context.Tag("GenericPlanSql")<GenericPlanSql, SqlClient.SqlClient>() {}
+export class CustomPlanSql extends Context.Tag("CustomPlanSql")<CustomPlanSql, SqlClient.SqlClient>() {}
 
-const genericPlansOnTheClient = Layer.effect(GenericPlanSql, SqlClient.SqlClient)
+const customPlansOnTheClient = Layer.effect(CustomPlanSql, SqlClient.SqlClient)
 
 const APPLICATION = "ai-visibility/"
 
@@ -280,19 +281,16 @@ const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000))
     )
   const client = PgClient.layerFromPool({
-    acquire: acquirePool(POOL_MAX, (pool) => (current = pool)),
+    acquire: acquirePool(POOL_MAX, (pool) => (current = pool), REQUEST_PLANS),
     types: pgTypes
   })
   const background = Layer.scoped(
     BackgroundSql,
     PgClient.fromPool({ acquire: acquirePool(BACKGROUND_POOL_MAX, () => {}), types: pgTypes })
   ).pipe(Layer.provide(Reactivity.layer))
-  const genericPlans = Layer.scoped(
-    GenericPlanSql,
-    PgClient.fromPool({
-      acquire: acquirePool(GENERIC_PLAN_POOL_MAX, () => {}, "-c plan_cache_mode=force_generic_plan"),
-      types: pgTypes
-    })
+  const customPlans = Layer.scoped(
+    CustomPlanSql,
+    PgClient.fromPool({ acquire: acquirePool(CUSTOM_PLAN_POOL_MAX, () => {}), types: pgTypes })
   ).pipe(Layer.provide(Reactivity.layer))
   const listener = makeListener(() =>
     new Pg.Client({
@@ -327,7 +325,7 @@ const serverLayer = (url: Redacted.Redacted, statementTimeoutMs = 0) => {
       })
     }))
   ).pipe(Layer.provide(client))
-  return Layer.mergeAll(client, database, background, genericPlans)
+  return Layer.mergeAll(client, database, background, customPlans)
 }
 
 /**
@@ -521,7 +519,7 @@ const channelLayer = (dataDir: string, holder: number) =>
  */
 const embeddedLayer = (dataDir: string) =>
   Layer.provideMerge(
-    Layer.merge(backgroundIsTheClient, genericPlansOnTheClient),
+    Layer.merge(backgroundIsTheClient, customPlansOnTheClient),
     dataDir === "memory://" ? openedLayer(dataDir) : Layer.unwrapEffect(Effect.sync(() => {
       const holder = dataDirHolder(dataDir)
       return holder === undefined ? openedLayer(dataDir) : channelLayer(dataDir, holder)

@@ -1,8 +1,8 @@
 import { PromptRow } from "../brands/Brands.js"
-import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Period } from "../platform/Days.js"
 import { firstRow, rows } from "../platform/Rows.js"
+import { CustomPlanSql } from "../platform/Sql.js"
 import { CitationBucket } from "./Api.js"
 export type { Period }
 
@@ -336,7 +336,9 @@ const BUCKET_OF = `(array['owned', 'competitor', 'ugc', 'reference', 'earned'])[
 export const VisibilityRepoLive = Layer.effect(
   VisibilityRepo,
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
+    // Plans for the values of each read: several visibility reads are much slower on a generic plan,
+    // which the requests' own connections keep (CustomPlanSql).
+    const sql = yield* CustomPlanSql
     const bucketOf = sql.literal(BUCKET_OF)
 
     /** Region, language and engine conditions of a scope (on a rollup with those columns). */

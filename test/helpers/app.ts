@@ -7,7 +7,7 @@ import { agentsConfigTest, type AgentsConfigShape } from "../../src/agents/Confi
 import { ingestionConfigTest, type IngestionConfigShape } from "../../src/ingestion/Config.js"
 import { appConfigTest, type AppConfigShape } from "../../src/platform/Config.js"
 import { runMigrations } from "../../src/platform/Migrations.js"
-import { BackgroundSql, type Database, GenericPlanSql, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
+import { BackgroundSql, type Database, CustomPlanSql, SqlMemory, sqlServer } from "../../src/platform/Sql.js"
 import { visibilityConfigTest, type VisibilityConfigShape } from "../../src/visibility/Visibility.js"
 import { webhooksConfigTest, type WebhooksConfigShape } from "../../src/webhooks/Config.js"
 import type { AddressResolver } from "../../src/webhooks/Ssrf.js"
@@ -115,13 +115,13 @@ const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Prom
   const { wrapSql } = options
   // The background and generic-plan clients too (the aggregator's folds, the verdict pass, the agent reads): a
   // fault reaches them as well.
-  const withSql = <E, R>(db: Layer.Layer<SqlClient.SqlClient | BackgroundSql | GenericPlanSql | Database, E, R>) =>
+  const withSql = <E, R>(db: Layer.Layer<SqlClient.SqlClient | BackgroundSql | CustomPlanSql | Database, E, R>) =>
     wrapSql === undefined
       ? db
       : Layer.mergeAll(
         Layer.effect(SqlClient.SqlClient, Effect.map(SqlClient.SqlClient, wrapSql)),
         Layer.effect(BackgroundSql, Effect.map(BackgroundSql, wrapSql)),
-        Layer.effect(GenericPlanSql, Effect.map(GenericPlanSql, wrapSql))
+        Layer.effect(CustomPlanSql, Effect.map(CustomPlanSql, wrapSql))
       ).pipe(Layer.provideMerge(db))
   const infra =
     backend === "fake"
