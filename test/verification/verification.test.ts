@@ -369,7 +369,11 @@ for (const backend of databaseBackends()) {
         verified = 0
         for (let k = 0; k < 2; k++) {
           const probe = await tenant(app, "growth")
-          const response = await postBatch(app, probe.key, { site_id: probe.siteId, records: [rec(UA.gptbot, "192.0.2.77")] })
+          // An hour ago by the real clock (this app has no fixed one): inside the 7 days read back.
+          const response = await postBatch(app, probe.key, {
+            site_id: probe.siteId,
+            records: [rec(UA.gptbot, "192.0.2.77", "/pricing", { ts: Math.floor(Date.now() / 1000) - 3600 })]
+          })
           expect(response.status).toBe(200)
           const body = await (await app.fetch(`/api/public/v1/brands/${probe.brandSlug}/agents?range=7d`, { headers: bearer(probe.key) })).json() as Dashboard
           verified += body.breakdowns.by_verification[0]!.hits
