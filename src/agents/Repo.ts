@@ -1259,8 +1259,8 @@ export const AgentsRepoLive = Layer.effect(
           // The fold's commit does not wait for its WAL to reach the disk (synchronous_commit off for this
           // transaction alone): a crash may lose the last folds, but each whole, with the queue rows they
           // deleted, which the next fold takes again; every commit a client waits for (a delivery's) flushes
-          // the WAL before it, folds included. So nothing is lost or counted twice, and the fold's flush
-          // costs no CPU of its own.
+          // the WAL before it, folds included. So nothing is lost or counted twice, and the fold does not
+          // wait for a flush of its own.
           const { locked } = yield* background`
             select pg_try_advisory_xact_lock(${FOLD_LOCK}::bigint) as locked,
                    set_config('synchronous_commit', 'off', true) as commit`.pipe(singleRow(FoldRow))

@@ -137,7 +137,6 @@ class PreparingClient extends Pg.Client {
 
 const POOL_MAX = 10
 
-
 /** The background pool's connections: a fold and a verdict pass at once (BackgroundSql). */
 const BACKGROUND_POOL_MAX = 2
 

@@ -113,8 +113,8 @@ const fakeInfra = () => {
 
 const makeInProcessApp = async (backend: Backend, options: TestAppOptions): Promise<TestApp> => {
   const { wrapSql } = options
-  // The background and generic-plan clients too (the aggregator's folds, the verdict pass, the agent reads): a
-  // fault reaches them as well.
+  // The background and custom-plan clients too (the aggregator's folds, the verdict pass, the visibility
+  // reads): a fault reaches them as well.
   const withSql = <E, R>(db: Layer.Layer<SqlClient.SqlClient | BackgroundSql | CustomPlanSql | Database, E, R>) =>
     wrapSql === undefined
       ? db
