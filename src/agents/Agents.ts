@@ -4,7 +4,7 @@ import { canonicalPathPart, splitPath } from "../ingestion/Records.js"
 import type { BrandRow } from "../brands/Brands.js"
 import { badRequest, type BadRequest, type NotFound } from "../platform/HttpErrors.js"
 import { AgentKindLiteral, type Range, rangeDays, rangeOrDefault } from "../platform/Schemas.js"
-import { addDays, dayList, isoDay, periodOf } from "../platform/Days.js"
+import { addDays, dayList, isoDay, periodOf, startOfDayMs } from "../platform/Days.js"
 import { now } from "../platform/Time.js"
 import type { AgentPagesResponse, AgentsResponse, AttributionResponse, CrawledPage, PageBotsResponse, SearchPerformanceResponse } from "./Api.js"
 import { PAGE_SORT_COLUMNS } from "./Api.js"
@@ -126,10 +126,19 @@ interface RangeWindow {
   readonly list: ReadonlyArray<string>
 }
 
+/** Today's windows, by range: every read of a day asks for the same few (a day's list is 7 to 90 dates made). */
+let windowsOfDay: { readonly day: number; readonly byRange: Map<Range, RangeWindow> } = { day: NaN, byRange: new Map() }
+
 const rangeWindow = (at: Date, range: Range): RangeWindow => {
+  const day = startOfDayMs(at.getTime())
+  if (windowsOfDay.day !== day) windowsOfDay = { day, byRange: new Map() }
+  const known = windowsOfDay.byRange.get(range)
+  if (known !== undefined) return known
   const days = rangeDays(range)
   const { from, to } = periodOf(at, days)
-  return { days, from, to, list: dayList(from, days) }
+  const window = { days, from, to, list: dayList(from, days) }
+  windowsOfDay.byRange.set(range, window)
+  return window
 }
 
 const nonEmpty = (s: string | undefined) => (s === undefined || s.trim() === "" ? null : s.trim())
