@@ -82,20 +82,10 @@ const CurrentPageRow = Schema.Struct({
   queued_bots: Schema.Array(Schema.String),
   ...PageReadMeta.fields
 })
-/**
- * The one-statement page read: the figures (undefined only if no row came back), the page's rows, and
- * GET /agents' figures when the statement read them too.
- */
+/** The one-statement page read: the figures (undefined only if no row came back) and the page's rows. */
 interface PageRead {
   readonly meta: typeof PageReadMeta.Type | undefined
   readonly page: ReadonlyArray<typeof CurrentPageRow.Type>
-  readonly figures: Option.Option<DashboardFiguresRow>
-}
-
-/** The `figures` column of the one row of a page read that carries it (none: an empty list, which singleRow refuses). */
-const figuresOfRows = (raw: ReadonlyArray<unknown>): ReadonlyArray<unknown> => {
-  for (const row of raw) if (Predicate.hasProperty(row, "figures") && row.figures !== null) return [row.figures]
-  return []
 }
 
 export const PageRow = Schema.Struct({ ...PageFigures.fields, bots: Schema.Array(Schema.String) })
@@ -349,15 +339,6 @@ export interface AgentsRepoShape {
    * day (`firstRollupDay`, as the method of that name): the reads that need both ask once.
    */
   readonly pages: (accountId: number, brandId: number, query: PagesQuery) => Effect.Effect<PagesResult>
-  /**
-   * GET /agents' two reads: dashboardFigures of [query.from, query.to] under query.filter, and that page
-   * of the per-path list. One statement (one snapshot) where the page is read in one; else two.
-   */
-  readonly dashboard: (
-    accountId: number,
-    brandId: number,
-    query: PagesQuery
-  ) => Effect.Effect<{ readonly figures: DashboardFiguresRow; readonly top: PagesResult }>
   /** AI referrals per (day, engine, landing path) in [from, to]. */
   readonly referrals: (accountId: number, brandId: number, from: string, to: string) => Effect.Effect<ReadonlyArray<ReferralCount>>
   /**
@@ -962,130 +943,6 @@ export const AgentsRepoLive = Layer.effect(
         group by x.bot, x.verification`
     }
 
-    /**
-     * The CTEs `g` and `fig` of GET /agents' figures of [from, to] (`fig`: the one row of
-     * DashboardFiguresRow's columns). One pass over the range's rows, the two lists told apart by
-     * grouping(); the sums stay bigint (a bot's hits over 90 days may pass an int's range; json carries
-     * them as numbers). array_agg's of one query level see the rows in the same order, so the arrays of
-     * a list stay parallel. Measured against the rows summed in the server and against a group-by per
-     * breakdown: docs/performance.md.
-     */
-    const figuresCtes = (accountId: number, brandId: number, from: string, to: string, filter: CrawlerFilter) =>
-      sql`g as (
-            select grouping(day, kind, bot, vendor, status, verification) as g, to_char(day, 'YYYY-MM-DD') as day,
-                   kind, bot, vendor, status, verification, sum(hits) as hits
-            from (${
-        liveDaily(
-          accountId,
-          brandId,
-          [sql`day between ${from}::date and ${to}::date`, ...crawlerClauses(filter)],
-          sql`day, bot, vendor, kind, status, verification, hits`
-        )
-      }) d
-            group by grouping sets ((day, kind), (bot, vendor, kind, status, verification))
-          ), fig as (select ${sql.literal(DASHBOARD_FIGURES_COLUMNS)} from g)`
-
-    const pageList = (accountId: number, brandId: number, query: PagesQuery, withFigures: boolean): Effect.Effect<{ readonly result: PagesResult; readonly figures: DashboardFiguresRow | undefined }> =>
-      Effect.gen(function*() {
-        const perPath = perPathSpan(query)
-        if (perPath !== null) {
-          // One statement: a page of the window's paths, their total, the bot names of that page, the
-          // day the spans end and the brand's first rollup day, all from one snapshot. At least one row
-          // comes back (the figures without a path when the page is empty: past the last page, or a
-          // brand without hits in the window), so the day the spans end is always known. Spans that
-          // end before today are moved forward and the page read again.
-          // The paths with queued hits (`touched`) come with them added; the page of the others is read
-          // in the list's order (the by-hits index) to offset + limit rows, enough for any page since
-          // only they and the touched paths can be on it.
-          // Sorted by distinct bots, every queued path needs its new ones before the sort; else only
-          // those of the page (queuedOfPage).
-          const newBots = query.sort === "uniques" ? "all" : "listed"
-          const window = pageWindow(accountId, brandId, query.days)
-          const uniques = newBots === "listed" ? sql`page.uniques + coalesce(q.n, 0) as uniques` : sql`page.uniques`
-          // Every path of the window: its count (0028) and the queued paths it has no row for yet; when
-          // the query filters paths, the window's rows that match and are not queued, and the touched.
-          const total = perPath.where.length === 0
-            ? sql`coalesce((select ${sql.literal(`pages_${query.days}`)} from crawler_span_state
-                            where account_id = ${accountId} and brand_id = ${brandId}), 0)
-                  + (select count(*)::int from touched where not spanned)`
-            : sql`(select count(*)::int from ${window} w where ${sql.and([untouched, ...perPath.where])})
-                  + (select count(*)::int from touched where ${sql.and(perPath.where)})`
-          const read = sql`
-            ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query), newBots)}, page as (
-              select path, hits, errors, uniques, last_seen from (
-                (select ${perPath.columns} from ${window} w
-                 where ${sql.and([untouched, ...perPath.where])}
-                 order by ${orderBy(query.sort, query.dir)} limit ${query.offset + query.limit})
-                union all
-                select ${perPath.columns} from touched where ${sql.and(perPath.where)}
-              ) m
-              order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}
-            ), meta as (
-              select ${total} as total,
-                     (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
-                      where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
-                     (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
-            ), page_queued as materialized (${queuedOfPage(accountId, brandId, query, newBots === "listed" ? perPath.newBot : null)})${
-            withFigures ? sql`, ${figuresCtes(accountId, brandId, query.from, query.to, query.filter)}` : sql``
-          }
-            select page.path, page.hits, page.errors, ${uniques}, page.last_seen, meta.total,
-                   ${spanBotsOf(accountId, brandId, query, sql`page.path`)}, coalesce(array_to_json(q.bots), '[]') as queued_bots,
-                   meta."asOf", meta."firstDay"${
-            // GET /agents' figures on one row of the page only (any one: row_number() over () numbers
-            // the rows as they come), not repeated on each.
-            withFigures ? sql`, case when row_number() over () = 1 then (select row_to_json(fig) from fig) end as figures` : sql``
-          }
-            from meta left join page on true left join page_queued q on q.listed_path = page.path
-            order by ${orderBy(query.sort, query.dir)}`.pipe(
-            // The figures' row alone (no path) when the page is empty; else the page's rows, each decoded
-            // as one (a union schema decoded every row twice as slowly).
-            Effect.flatMap((raw): Effect.Effect<PageRead> =>
-              Effect.flatMap(
-                withFigures ? Effect.map(singleRow(DashboardFiguresRow)(Effect.succeed(figuresOfRows(raw))), Option.some) : Effect.succeed(Option.none()),
-                (figures): Effect.Effect<PageRead> =>
-                  raw.length === 1 && Predicate.hasProperty(raw[0], "path") && raw[0].path === null
-                    ? Effect.map(singleRow(PageReadMeta)(Effect.succeed(raw)), (meta) => ({ meta, page: [], figures }))
-                    : Effect.map(rows(CurrentPageRow)(Effect.succeed(raw)), (page) => ({ meta: page[0], page, figures }))
-              )
-            )
-          )
-          let result = yield* read
-          if (result.meta?.asOf !== query.to) {
-            yield* repo.ensureSpans(accountId, brandId, query.to)
-            result = yield* read
-          }
-          return {
-            result: {
-              total: result.meta?.total ?? 0,
-              rows: result.page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => withQueuedBots(row)),
-              firstRollupDay: result.meta?.firstDay ?? null
-            },
-            figures: Option.getOrUndefined(result.figures)
-          }
-        }
-        // Crawler-filtered span rows must end today too.
-        if (spanColumns(query) !== null) yield* repo.ensureSpans(accountId, brandId, query.to)
-        // Figures of every path and one page of them; then the bot names of that page's paths only.
-        const figures = yield* sql`
-          with m as (${matching(accountId, brandId, query)})
-          select path, sum(h)::int as hits, sum(e)::int as errors, count(*)::int as uniques, max(ls) as last_seen,
-                 (count(*) over ())::int as total
-          from m group by path
-          order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`.pipe(rows(PageFiguresRow))
-        const paths = figures.map((row) => row.path)
-        const names = paths.length === 0 ? [] : yield* botsOfPaths(accountId, brandId, query, paths)
-        const botsOf = new Map(names.map((row) => [row.path, row.bots]))
-        const first = figures[0]
-        // Past the last page (or nothing matches) the window gave no total: count on its own.
-        const total = first !== undefined
-          ? first.total
-          : yield* sql`select count(distinct path)::int as n from (${matching(accountId, brandId, query)}) m`.pipe(countOf)
-        return {
-          result: { total, rows: figures.map(({ total: _, ...row }): PageRow => ({ ...row, bots: botsOf.get(row.path) ?? [] })) },
-          figures: undefined
-        }
-      }).pipe(Effect.orDie)
-
     const repo: AgentsRepoShape = {
       daily: (accountId, brandId, from, to, filter) =>
         // A measured hot path, so these rows keep the typed cast: at 90 days a brand has some 11,000
@@ -1103,18 +960,115 @@ export const AgentsRepoLive = Layer.effect(
           )
         }`.pipe(Effect.orDie),
 
+      // One pass over the range's rows, the two lists told apart by grouping(); the sums stay bigint (a
+      // bot's hits over 90 days may pass an int's range; json carries them as numbers). array_agg's of one
+      // query level see the rows in the same order, so the arrays of a list stay parallel. Measured
+      // against the rows summed in the server and against a group-by per breakdown:
+      // docs/performance.md.
       dashboardFigures: (accountId, brandId, from, to, filter) =>
         sql`
-          with ${figuresCtes(accountId, brandId, from, to, filter)}
-          select * from fig`.pipe(singleRow(DashboardFiguresRow), Effect.orDie),
+          with g as (
+            select grouping(day, kind, bot, vendor, status, verification) as g, to_char(day, 'YYYY-MM-DD') as day,
+                   kind, bot, vendor, status, verification, sum(hits) as hits
+            from (${
+          liveDaily(
+            accountId,
+            brandId,
+            [sql`day between ${from}::date and ${to}::date`, ...crawlerClauses(filter)],
+            sql`day, bot, vendor, kind, status, verification, hits`
+          )
+        }) d
+            group by grouping sets ((day, kind), (bot, vendor, kind, status, verification))
+          )
+          select ${sql.literal(DASHBOARD_FIGURES_COLUMNS)} from g`.pipe(singleRow(DashboardFiguresRow), Effect.orDie),
 
-      dashboard: (accountId, brandId, query) =>
-        Effect.flatMap(pageList(accountId, brandId, query, true), ({ figures, result }) =>
-          figures !== undefined
-            ? Effect.succeed({ figures, top: result })
-            : Effect.map(repo.dashboardFigures(accountId, brandId, query.from, query.to, query.filter), (read) => ({ figures: read, top: result }))),
-
-      pages: (accountId, brandId, query) => Effect.map(pageList(accountId, brandId, query, false), ({ result }) => result),
+      pages: (accountId, brandId, query) =>
+        Effect.gen(function*() {
+          const perPath = perPathSpan(query)
+          if (perPath !== null) {
+            // One statement: a page of the window's paths, their total, the bot names of that page, the
+            // day the spans end and the brand's first rollup day, all from one snapshot. At least one row
+            // comes back (the figures without a path when the page is empty: past the last page, or a
+            // brand without hits in the window), so the day the spans end is always known. Spans that
+            // end before today are moved forward and the page read again.
+            // The paths with queued hits (`touched`) come with them added; the page of the others is read
+            // in the list's order (the by-hits index) to offset + limit rows, enough for any page since
+            // only they and the touched paths can be on it.
+            // Sorted by distinct bots, every queued path needs its new ones before the sort; else only
+            // those of the page (queuedOfPage).
+            const newBots = query.sort === "uniques" ? "all" : "listed"
+            const window = pageWindow(accountId, brandId, query.days)
+            const uniques = newBots === "listed" ? sql`page.uniques + coalesce(q.n, 0) as uniques` : sql`page.uniques`
+            // Every path of the window: its count (0028) and the queued paths it has no row for yet; when
+            // the query filters paths, the window's rows that match and are not queued, and the touched.
+            const total = perPath.where.length === 0
+              ? sql`coalesce((select ${sql.literal(`pages_${query.days}`)} from crawler_span_state
+                              where account_id = ${accountId} and brand_id = ${brandId}), 0)
+                    + (select count(*)::int from touched where not spanned)`
+              : sql`(select count(*)::int from ${window} w where ${sql.and([untouched, ...perPath.where])})
+                    + (select count(*)::int from touched where ${sql.and(perPath.where)})`
+            const read = sql`
+              ${liveSpanCtes(accountId, brandId, query.days, pathClauses(query), newBots)}, page as (
+                select path, hits, errors, uniques, last_seen from (
+                  (select ${perPath.columns} from ${window} w
+                   where ${sql.and([untouched, ...perPath.where])}
+                   order by ${orderBy(query.sort, query.dir)} limit ${query.offset + query.limit})
+                  union all
+                  select ${perPath.columns} from touched where ${sql.and(perPath.where)}
+                ) m
+                order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}
+              ), meta as (
+                select ${total} as total,
+                       (select to_char(as_of, 'YYYY-MM-DD') from crawler_span_state
+                        where account_id = ${accountId} and brand_id = ${brandId}) as "asOf",
+                       (${firstRollupDayQuery(accountId, brandId)}) as "firstDay"
+              ), page_queued as materialized (${queuedOfPage(accountId, brandId, query, newBots === "listed" ? perPath.newBot : null)})
+              select page.path, page.hits, page.errors, ${uniques}, page.last_seen, meta.total,
+                     ${spanBotsOf(accountId, brandId, query, sql`page.path`)}, coalesce(array_to_json(q.bots), '[]') as queued_bots,
+                     meta."asOf", meta."firstDay"
+              from meta left join page on true left join page_queued q on q.listed_path = page.path
+              order by ${orderBy(query.sort, query.dir)}`.pipe(
+              // The figures' row alone (no path) when the page is empty; else the page's rows, each decoded
+              // as one (a union schema decoded every row twice as slowly).
+              Effect.flatMap((raw): Effect.Effect<PageRead> =>
+                raw.length === 1 && Predicate.hasProperty(raw[0], "path") && raw[0].path === null
+                  ? Effect.map(singleRow(PageReadMeta)(Effect.succeed(raw)), (meta) => ({ meta, page: [] }))
+                  : Effect.map(rows(CurrentPageRow)(Effect.succeed(raw)), (page) => ({ meta: page[0], page }))
+              )
+            )
+            let result = yield* read
+            if (result.meta?.asOf !== query.to) {
+              yield* repo.ensureSpans(accountId, brandId, query.to)
+              result = yield* read
+            }
+            return {
+              total: result.meta?.total ?? 0,
+              rows: result.page.map(({ asOf: _, firstDay: __, total: ___, ...row }): PageRow => withQueuedBots(row)),
+              firstRollupDay: result.meta?.firstDay ?? null
+            }
+          }
+          // Crawler-filtered span rows must end today too.
+          if (spanColumns(query) !== null) yield* repo.ensureSpans(accountId, brandId, query.to)
+          // Figures of every path and one page of them; then the bot names of that page's paths only.
+          const figures = yield* sql`
+            with m as (${matching(accountId, brandId, query)})
+            select path, sum(h)::int as hits, sum(e)::int as errors, count(*)::int as uniques, max(ls) as last_seen,
+                   (count(*) over ())::int as total
+            from m group by path
+            order by ${orderBy(query.sort, query.dir)} limit ${query.limit} offset ${query.offset}`.pipe(rows(PageFiguresRow))
+          const paths = figures.map((row) => row.path)
+          const names = paths.length === 0 ? [] : yield* botsOfPaths(accountId, brandId, query, paths)
+          const botsOf = new Map(names.map((row) => [row.path, row.bots]))
+          const first = figures[0]
+          // Past the last page (or nothing matches) the window gave no total: count on its own.
+          const total = first !== undefined
+            ? first.total
+            : yield* sql`select count(distinct path)::int as n from (${matching(accountId, brandId, query)}) m`.pipe(countOf)
+          return {
+            total,
+            rows: figures.map(({ total: _, ...row }): PageRow => ({ ...row, bots: botsOf.get(row.path) ?? [] }))
+          }
+        }).pipe(Effect.orDie),
 
       referrals: (accountId, brandId, from, to) =>
         sql`

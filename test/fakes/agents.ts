@@ -108,22 +108,14 @@ export const makeFakeAgentsRepo = (store: FakeHitsStore) => {
       return [...out.values()]
     })
 
-  const pages: AgentsRepoShape["pages"] = (accountId, brandId, query) =>
-    Effect.sync(() => {
-      const rows = pageRows(accountId, brandId, query)
-      return { rows: rows.slice(query.offset, query.offset + query.limit), total: rows.length }
-    })
-
   return Layer.succeed(AgentsRepo, {
     daily,
     dashboardFigures: (accountId, brandId, from, to, filter) => Effect.map(daily(accountId, brandId, from, to, filter), figuresOf),
-    pages,
-    dashboard: (accountId, brandId, query) =>
-      Effect.zipWith(
-        Effect.map(daily(accountId, brandId, query.from, query.to, query.filter), figuresOf),
-        pages(accountId, brandId, query),
-        (figures, top) => ({ figures, top })
-      ),
+    pages: (accountId, brandId, query) =>
+      Effect.sync(() => {
+        const rows = pageRows(accountId, brandId, query)
+        return { rows: rows.slice(query.offset, query.offset + query.limit), total: rows.length }
+      }),
     referrals: (accountId, brandId, from, to) =>
       Effect.sync(() => {
         const out = new Map<string, { day: string; engine: string; path: string; referrals: number }>()
