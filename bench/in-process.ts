@@ -19,11 +19,8 @@ import {
   backendCpu,
   backendCpuDeltaMs,
   freshDatabase,
-  heavyDeliveries,
   inProcessApp,
-  queueFolded,
-  seedAccount,
-  seedDeliveries,
+  seedHeavyBrands,
   startServer
 } from "./support.js"
 
@@ -38,19 +35,8 @@ const db = await freshDatabase(adminUrl, "aiv_inproc")
 const dbName = new URL(db.url).pathname.slice(1)
 const observer = postgres(adminUrl, { max: 1, onnotice: () => {} })
 try {
-  const heavy = await heavyDeliveries(7)
   const server = await startServer({ DATABASE_URL: db.url, DATA_DIR: "memory://" }, 18451)
-  const { key, sites } = await seedAccount(server.base, db.url, 3)
-  const auth = { authorization: `Bearer ${key}` }
-  await seedDeliveries(seed, (d, count, at) =>
-    fetch(`${server.base}/api/public/v1/agents/ingest/drain?site_id=${sites[d % sites.length]!.siteId}`, {
-      method: "POST",
-      headers: auth,
-      body: heavy(`s${d}`, count, count, at)
-    }))
-  const local = postgres(db.url, { max: 1, onnotice: () => {} })
-  await queueFolded(local)
-  await local.end()
+  const { auth, sites, heavy } = await seedHeavyBrands(server.base, db.url, seed)
   await server.stop()
 
   const app = await inProcessApp(db.url)

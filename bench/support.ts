@@ -363,6 +363,28 @@ export const seedDeliveries = async (seed: number, send: (d: number, count: numb
   }
 }
 
+/**
+ * The seed of the benches that measure one request at a time (bench/in-process.ts,
+ * bench/request-rate.ts): an account of 3 brands on the server at `base` (seedAccount), `seed`
+ * heavy-mix crawler hits over the last 30 days spread over them (seedDeliveries), and a wait until the
+ * aggregator has folded them. Returns the key's header, the brands and the heavy-mix bodies (seed 7).
+ */
+export const seedHeavyBrands = async (base: string, databaseUrl: string, seed: number) => {
+  const heavy = await heavyDeliveries(7)
+  const { key, sites } = await seedAccount(base, databaseUrl, 3)
+  const auth = { authorization: `Bearer ${key}` }
+  await seedDeliveries(seed, (d, count, at) =>
+    fetch(`${base}/api/public/v1/agents/ingest/drain?site_id=${sites[d % sites.length]!.siteId}`, {
+      method: "POST",
+      headers: auth,
+      body: heavy(`s${d}`, count, count, at)
+    }))
+  const local = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+  await queueFolded(local)
+  await local.end()
+  return { auth, sites, heavy }
+}
+
 /** Returns once the aggregator has folded every queued hit of the database of `sql` (at most 120 s). */
 export const queueFolded = async (sql: postgres.Sql) => {
   for (let i = 0; i < 1_200; i++) {
