@@ -16,7 +16,7 @@
  */
 import postgres from "postgres"
 import { readdirSync } from "node:fs"
-import { backendCpu, freshDatabase, openLoop, processTree, seedHeavyBrands, startServer } from "./support.js"
+import { backendCpu, freshDatabase, openLoop, processTree, seedHeavyBrands, startServer, statCpuMs } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const seed = Number(process.env.SEED ?? 50_000)
@@ -26,8 +26,6 @@ const only = (process.env.ONLY ?? "idle,brands,agents,pages,drain").split(",")
 const serverEnv: Record<string, string> = Object.fromEntries(
   (process.env.SERVER_ENV ?? "").split(",").filter((kv) => kv.includes("=")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])
 )
-const ticks = 100
-
 /** CPU so far of a process tree's threads, in ms, summed by thread name (digits at the end dropped). */
 const threadCpu = async (pid: number) => {
   const out = new Map<string, number>()
@@ -39,11 +37,10 @@ const threadCpu = async (pid: number) => {
       continue
     }
     for (const tid of tids) {
-      const stat = await Bun.file(`/proc/${p}/task/${tid}/stat`).text().catch(() => "")
-      if (stat === "") continue
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/[0-9]+$/, "#")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      out.set(name, (out.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / ticks)
+      const comm = await Bun.file(`/proc/${p}/task/${tid}/comm`).text().catch(() => "")
+      if (comm === "") continue
+      const name = comm.trim().replace(/[0-9]+$/, "#")
+      out.set(name, (out.get(name) ?? 0) + (await statCpuMs(`/proc/${p}/task/${tid}/stat`)))
     }
   }
   return out

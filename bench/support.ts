@@ -193,9 +193,12 @@ const clockTicks = (() => {
 })()
 
 /** utime + stime of one process so far, in milliseconds (0 when it is gone). */
-export const processCpuMs = async (pid: number) => {
+export const processCpuMs = (pid: number) => statCpuMs(`/proc/${pid}/stat`)
+
+/** utime + stime of a /proc stat file (a process's, or a thread's under /proc/<pid>/task), in milliseconds (0 when gone). */
+export const statCpuMs = async (path: string) => {
   try {
-    const stat = await Bun.file(`/proc/${pid}/stat`).text()
+    const stat = await Bun.file(path).text()
     // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
