@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "bun:test"
 import { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Deferred, Duration, Effect, Exit } from "effect"
 import { mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { monthStart } from "../../src/platform/Days.js"
 import { ingestionConfigTest } from "../../src/ingestion/Config.js"
+import { INVALIDATION_CHANNEL, Invalidations } from "../../src/platform/Invalidations.js"
+import { Database } from "../../src/platform/Sql.js"
 import { decodeDelivery, encodeDelivery, Spool, SpoolLive } from "../../src/ingestion/Spool.js"
 import { databaseBackends, json, makeTestApp, type TestApp } from "../helpers/app.js"
 import { gatedSql } from "../helpers/gatedSql.js"
@@ -63,15 +65,31 @@ describe("spool file format", () => {
 })
 
 /**
- * A growth tenant whose plan change (made in SQL, its notification asynchronous) this process has
- * acted on: else the notification can land after the warm-up and empty the caches the outage needs.
+ * Returns once the app's invalidation channel has handed it every notification committed before the
+ * call: a marker of its own comes back through it, and notifications arrive in commit order.
+ */
+const channelCaughtUp = (app: TestApp) =>
+  app.runServices(Effect.gen(function*() {
+    const invalidations = yield* Invalidations
+    const database = yield* Database
+    const marker = `test-caught-up:${crypto.randomUUID()}`
+    const heard = yield* Deferred.make<void>()
+    invalidations.register({ prefix: marker, onPayload: () => Deferred.unsafeDone(heard, Exit.void), onLive: () => {} })
+    yield* database.notify(INVALIDATION_CHANNEL, marker).pipe(Effect.orDie)
+    yield* Deferred.await(heard).pipe(Effect.timeout(Duration.seconds(15)), Effect.orDie)
+  }))
+
+/**
+ * A growth tenant whose sign-up, key, brand and plan change (made in SQL) this process has heard
+ * of: their notifications are asynchronous, and one landing after the warm-up would empty the
+ * caches the outage needs. Seeing the new plan is not enough: the plan cache may already have been
+ * emptied by an earlier notification, so the new plan can be read before its own notification lands.
  */
 const settledTenant = async (app: TestApp): Promise<Tenant> => {
   const t = await tenant(app, "growth")
-  await waitFor("the plan change to reach the caches", async () => {
-    const response = await app.fetch("/api/public/v1/brands", { headers: { authorization: `Bearer ${t.key}` } })
-    return ((await json(response)) as { limit: number }).limit > 1
-  })
+  await channelCaughtUp(app)
+  const response = await app.fetch("/api/public/v1/brands", { headers: { authorization: `Bearer ${t.key}` } })
+  expect(((await json(response)) as { limit: number }).limit).toBeGreaterThan(1)
   return t
 }
 
