@@ -248,50 +248,49 @@ const PAGE_REBUILD_LIST = perWindow((w) => [
   `max(last_error_${w})`
 ])
 
+/** The oldest age in days (the spans' `as_of` minus the hit's day) a window holds: its length minus one. */
+const OLDEST_AGE = Math.max(...WINDOWS) - 1
+
 /**
- * The fold's span delta rows (one per window, path and bot: h, o, e, ls, lo, le) as the crawler_span
- * columns of every window (spanWindowColumns), per (path, bot).
+ * The crawler_span columns of every window (spanWindowColumns' order) from the fold's hits of one
+ * (path, bot), each with its `age` (days before the spans' `as_of`, 0 to OLDEST_AGE): a window of w
+ * days holds the ages under w.
  */
 const SPAN_FOLD_LIST = WINDOWS.flatMap((w) => {
-  const of = `filter (where span = ${w})`
+  const ok = "status between 200 and 399"
+  const error = "status >= 400"
   return [
-    `coalesce(sum(h) ${of}, 0)::int`,
-    `coalesce(sum(o) ${of}, 0)::int`,
-    `coalesce(sum(e) ${of}, 0)::int`,
-    `max(ls) ${of}`,
-    `max(lo) ${of}`,
-    `max(le) ${of}`
+    `(count(*) filter (where age < ${w}))::int as hits_${w}`,
+    `(count(*) filter (where age < ${w} and ${ok}))::int as oks_${w}`,
+    `(count(*) filter (where age < ${w} and ${error}))::int as errors_${w}`,
+    `max(ts) filter (where age < ${w}) as last_seen_${w}`,
+    `max(ts) filter (where age < ${w} and ${ok}) as last_ok_${w}`,
+    `max(ts) filter (where age < ${w} and ${error}) as last_error_${w}`
   ]
 }).join(", ")
 
-/** The span row totals the fold's upsert returns, in this order (its `post` array per (path, bot)). */
-const SPAN_POST_LIST = WINDOWS.flatMap((w) => SPAN_SUMS.map((c) => `${c}_${w}`))
-const SPAN_POST = SPAN_POST_LIST.join(", ")
+/** The counted columns of a (path, bot)'s crawler_span row `p` before the fold, every window. */
+const SPAN_BEFORE_COLUMNS = WINDOWS.flatMap((w) => SPAN_SUMS.map((c) => `p.${c}_${w}`)).join(", ")
 
 /**
- * PAGE_WINDOW_COLUMNS of a path from the fold's span delta rows `x` (one per window and bot: h, o, e,
- * the times, and `post`, the bot's span row totals after the fold, SPAN_POST): a window whose total
- * equals what the fold added was empty before, a new distinct bot of the path (of its oks, its errors).
+ * PAGE_WINDOW_COLUMNS of a path from the fold's rows of its bots `k` (SPAN_FOLD_LIST's columns) and
+ * each bot's span row before the fold `p` (none: all null): a bot with hits in a window whose row had
+ * none there is a new distinct bot of the path in it (of its oks, its errors alike).
  */
-const PAGE_FOLD_LIST = perWindow((w) => {
-  const of = `filter (where x.span = ${w})`
-  // The window's hits, oks and errors in `post` (SPAN_POST's order).
-  const [h, o, e] = SPAN_SUMS.map((c) => SPAN_POST_LIST.indexOf(`${c}_${w}`))
-  return [
-    `coalesce(sum(x.h) ${of}, 0)::int`,
-    `coalesce(sum(x.o) ${of}, 0)::int`,
-    `coalesce(sum(x.e) ${of}, 0)::int`,
-    `(count(*) filter (where x.span = ${w} and (x.post ->> ${h})::int = x.h))::int`,
-    `(count(*) filter (where x.span = ${w} and x.o > 0 and (x.post ->> ${o})::int = x.o))::int`,
-    `(count(*) filter (where x.span = ${w} and x.e > 0 and (x.post ->> ${e})::int = x.e))::int`,
-    `max(x.ls) ${of}`,
-    `max(x.lo) ${of}`,
-    `max(x.le) ${of}`
-  ]
-})
+const PAGE_FOLD_LIST = perWindow((w) => [
+  `sum(k.hits_${w})::int`,
+  `sum(k.oks_${w})::int`,
+  `sum(k.errors_${w})::int`,
+  `(count(*) filter (where k.hits_${w} > 0 and coalesce(p.hits_${w}, 0) = 0))::int`,
+  `(count(*) filter (where k.oks_${w} > 0 and coalesce(p.oks_${w}, 0) = 0))::int`,
+  `(count(*) filter (where k.errors_${w} > 0 and coalesce(p.errors_${w}, 0) = 0))::int`,
+  `max(k.last_seen_${w})`,
+  `max(k.last_ok_${w})`,
+  `max(k.last_error_${w})`
+])
 
 /** The windows a new page span row of the fold enters (ENTERED_BIT of each with hits), and an updated one's. */
-const ENTERED_NEW = WINDOWS.map((w) => `${ENTERED_BIT[w]} * (count(*) filter (where x.span = ${w}) > 0)::int`).join(" + ")
+const ENTERED_NEW = WINDOWS.map((w) => `${ENTERED_BIT[w]} * (sum(k.hits_${w}) > 0)::int`).join(" + ")
 const ENTERED_UPDATED = WINDOWS.map((w) =>
   `${ENTERED_BIT[w]} * (crawler_page_span.hits_${w} = 0 and excluded.hits_${w} > 0)::int`
 ).join(" + ")
@@ -1295,46 +1294,38 @@ export const AgentsRepoLive = Layer.effect(
               select s.account_id, s.brand_id, s.as_of from crawler_span_state s
               where (s.account_id, s.brand_id) in (select distinct account_id, brand_id from ins) and s.as_of is not null
               for share
-            ), span_delta as (
-              -- The folded hits per (brand, window, path, bot) for the windows containing their day.
-              select i.account_id, i.brand_id, w.span, i.path, i.bot, min(i.vendor) as vendor, min(i.kind) as kind,
-                     count(*)::int as h, (count(*) filter (where i.status between 200 and 399))::int as o,
-                     (count(*) filter (where i.status >= 400))::int as e, max(i.ts) as ls,
-                     max(i.ts) filter (where i.status between 200 and 399) as lo, max(i.ts) filter (where i.status >= 400) as le
-              from ins i join span_state s on s.account_id = i.account_id and s.brand_id = i.brand_id
-              cross join (values (7), (30), (90)) as w(span)
-              where (i.ts at time zone 'UTC')::date between s.as_of - (w.span - 1) and s.as_of
-              group by i.account_id, i.brand_id, w.span, i.path, i.bot
+            ), span_keys as (
+              -- The folded hits per (brand, path, bot) in each window ending the spans' as_of, as the
+              -- crawler_span columns of every window (0030). Read twice below, made once.
+              select account_id, brand_id, path, bot, min(vendor) as vendor, min(kind) as kind, ${sql.literal(SPAN_FOLD_LIST)}
+              from (
+                select i.account_id, i.brand_id, i.path, i.bot, i.vendor, i.kind, i.status, i.ts,
+                       s.as_of - (i.ts at time zone 'UTC')::date as age
+                from ins i join span_state s on s.account_id = i.account_id and s.brand_id = i.brand_id
+              ) h
+              where age between 0 and ${sql.literal(String(OLDEST_AGE))}
+              group by account_id, brand_id, path, bot
             ), spans as (
               -- One row per (path, bot), each window's figures in its columns (0030).
               insert into crawler_span (brand_id, path, bot, account_id, vendor, kind, ${sql.literal(spanWindowColumns(WINDOWS))})
-              select brand_id, path, bot, account_id, min(vendor), min(kind), ${sql.literal(SPAN_FOLD_LIST)}
-              from span_delta
-              group by account_id, brand_id, path, bot
+              select brand_id, path, bot, account_id, vendor, kind, ${sql.literal(spanWindowColumns(WINDOWS))}
+              from span_keys
               on conflict (account_id, brand_id, path, bot) do update set ${sql.literal(spanWindowUpdate(WINDOWS))}
-              returning account_id, brand_id, path, bot, ${sql.literal(SPAN_POST)}
-            ), span_post as (
-              -- The upserted span rows' totals by key (a bot name holds no chr(1)): SPAN_POST's values.
-              select jsonb_object_agg(account_id::text || chr(1) || brand_id::text || chr(1) || bot || chr(1) || path,
-                                      jsonb_build_array(${sql.literal(SPAN_POST)})) as m
-              from spans
             ), page_spans as (
-              -- The per-path totals (0029: one row per path, a window's figures in its columns). A span
-              -- row whose total after the upsert equals what this statement added was empty before: a new
-              -- distinct bot of the path (of its oks, its errors).
-              -- Each delta row finds its upserted row in a map by key (span_post), not through a join:
-              -- a generic plan expecting a row or two from each side joined them in a nested loop that
-              -- cost the square of the rows (docs/performance.md).
+              -- The per-path totals (0029: one row per path, a window's figures in its columns), with the
+              -- distinct bots each window gains. A bot's span row before this fold is the one the statement
+              -- sees: every sub-statement reads the snapshot it began with, and the fold's lock keeps every
+              -- other writer of the spans out (the rebuild and roll, the verdict pass). One index probe a
+              -- (path, bot) (limit 1, as spanOfQueued: no join a generic plan could turn into a scan).
               insert into crawler_page_span (brand_id, path, account_id, ${sql.literal(PAGE_WINDOW_COLUMNS)}, entered)
-              select x.brand_id, x.path, x.account_id, ${sql.literal(PAGE_FOLD_LIST)}, ${sql.literal(ENTERED_NEW)}
-              from (
-                -- The map is built once (an init plan); offset 0 keeps post one lookup per row, not one per use.
-                select d.*, (select m from span_post) ->
-                         (d.account_id::text || chr(1) || d.brand_id::text || chr(1) || d.bot || chr(1) || d.path) as post
-                from span_delta d
-                offset 0
-              ) x
-              group by x.account_id, x.brand_id, x.path
+              select k.brand_id, k.path, k.account_id, ${sql.literal(PAGE_FOLD_LIST)}, ${sql.literal(ENTERED_NEW)}
+              from span_keys k
+              left join lateral (
+                select ${sql.literal(SPAN_BEFORE_COLUMNS)} from crawler_span p
+                where p.account_id = k.account_id and p.brand_id = k.brand_id and p.path = k.path and p.bot = k.bot
+                limit 1
+              ) p on true
+              group by k.account_id, k.brand_id, k.path
               on conflict (account_id, brand_id, path) do update set
                 ${sql.literal(PAGE_WINDOW_UPDATE)}, entered = ${sql.literal(ENTERED_UPDATED)}
               returning account_id, brand_id, entered
