@@ -1314,8 +1314,8 @@ export const AgentsRepoLive = Layer.effect(
             ), page_spans as (
               -- The per-path totals (0029: one row per path, a window's figures in its columns), with the
               -- distinct bots each window gains. A bot's span row before this fold is the one the statement
-              -- sees: every sub-statement reads the snapshot it began with, and the fold's lock keeps every
-              -- other writer of the spans out (the rebuild and roll, the verdict pass). One index probe a
+              -- sees: every sub-statement reads the snapshot it began with, and the fold's lock keeps the
+              -- spans' other writers out (the rebuild and the roll take it; the verdict pass writes no spans). One index probe a
               -- (path, bot) (limit 1, as spanOfQueued: no join a generic plan could turn into a scan).
               insert into crawler_page_span (brand_id, path, account_id, ${sql.literal(PAGE_WINDOW_COLUMNS)}, entered)
               select k.brand_id, k.path, k.account_id, ${sql.literal(PAGE_FOLD_LIST)}, ${sql.literal(ENTERED_NEW)}
