@@ -43,7 +43,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import postgres from "postgres"
-import { anyIpv4, backendCpu, backendCpuDeltaMs, loadAverage, median, mixes, pinBackends, seeded, startScriptEnv, treeCpuMs, zipf } from "./support.js"
+import { anyIpv4, backendCpu, backendCpuDeltaMs, loadAverage, median, mixes, pinBackends, queueFolded, seeded, startScriptEnv, treeCpuMs, zipf } from "./support.js"
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const rounds = Number(process.env.ROUNDS ?? 3)
@@ -224,9 +224,7 @@ const ingestRound = async (deliveries: Array<{ body: Uint8Array }>) => {
   const answered = (performance.now() - started) / 1000
   // The round's work is done when the aggregator has folded its hits too: otherwise the fold runs during
   // the next COPY round, on its core, and its CPU counts there (a ratio flattered by deferred work).
-  while ((await monitor<Array<{ queued: boolean }>>`select exists (select 1 from crawler_fold_queue) as queued`)[0]!.queued) {
-    await Bun.sleep(2)
-  }
+  await queueFolded(monitor, 2)
   const seconds = (performance.now() - started) / 1000
   const serverMs = ((await treeCpuMs(server.pid)) - cpu0) / deliveries.length
   const postgresMs = backendCpuDeltaMs(pg0, await backendCpu(monitor, dbName)) / deliveries.length

@@ -388,11 +388,15 @@ export const seedHeavyBrands = async (base: string, databaseUrl: string, seed: n
   return { auth, sites, heavy }
 }
 
-/** Returns once the aggregator has folded every queued hit of the database of `sql` (at most 120 s). */
-export const queueFolded = async (sql: postgres.Sql) => {
-  for (let i = 0; i < 1_200; i++) {
+/**
+ * Returns once the aggregator has folded every queued hit of the database of `sql` (at most 120 s),
+ * looking every `everyMs` (a timed round's end wants a short one).
+ */
+export const queueFolded = async (sql: postgres.Sql, everyMs = 100) => {
+  const deadline = performance.now() + 120_000
+  while (performance.now() < deadline) {
     if (!(await sql<Array<{ queued: boolean }>>`select exists (select 1 from crawler_fold_queue) as queued`)[0]!.queued) return
-    await Bun.sleep(100)
+    await Bun.sleep(everyMs)
   }
   throw new Error("the fold queue did not empty in 120 s")
 }
